@@ -1,0 +1,36 @@
+package stream
+
+// Decoder turns an agent's stdout, one line at a time, into events. Implementations keep the
+// little state a format needs (cumulative cost, the open turn) and never fail: what they cannot
+// read becomes an "unparsed" event with the raw line.
+//
+// The supervisor hands Decode complete lines only, without the newline; a line longer than its
+// cap never reaches the decoder (the supervisor records it as truncated itself). The slice passed
+// to Decode is reused after the call: copy what you keep.
+type Decoder interface {
+	// Decode appends the events of one line to dst and returns it.
+	Decode(dst []Event, line []byte) []Event
+	// End is called once, after the process has exited, and appends whatever the stream left
+	// open: a turn cut off by a signal gets a synthesized end.
+	End(dst []Event, exit Exit) []Event
+}
+
+// Exit says how the agent's process ended.
+type Exit struct {
+	Code   int    // exit code; -1 when killed by a signal
+	Signal string // signal name ("SIGTERM") when killed by one, else ""
+}
+
+// Text is the decoder of plain-text agents: every stdout line becomes an "output" event.
+type Text struct{}
+
+// Decode implements Decoder.
+func (Text) Decode(dst []Event, line []byte) []Event {
+	return append(dst, Event{Type: TypeOutput, Line: string(line)})
+}
+
+// End implements Decoder.
+func (Text) End(dst []Event, _ Exit) []Event { return dst }
+
+// Unparsed returns the event for a line a decoder could not read.
+func Unparsed(line []byte) Event { return Event{Type: TypeUnparsed, Raw: string(line)} }

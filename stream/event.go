@@ -1,0 +1,376 @@
+// Package stream defines agt's normalized event (schema v1), the decoders that turn each agent's
+// wire format into events, and the pure state machine that turns events and silence into states.
+//
+// Invariants: a decoder never fails and never panics on input; a line it cannot read becomes an
+// "unparsed" event carrying the raw text. Decoders leave V, TS, Agent and Seq zero: the supervisor
+// stamps them when it appends the event to the log. Every event serializes to one line of JSON
+// with exactly the fields its type names in DESIGN.md, so readers can rely on their presence.
+package stream
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// Version is the event schema version written in every event's "v" field.
+const Version = 1
+
+// Event types of schema v1.
+const (
+	TypeSpawned    = "spawned"
+	TypeState      = "state"
+	TypeSession    = "session"
+	TypeText       = "text"
+	TypeToolUse    = "tool_use"
+	TypeToolResult = "tool_result"
+	TypePermission = "permission"
+	TypeResult     = "result"
+	TypeOutput     = "output"
+	TypeStderr     = "stderr"
+	TypeError      = "error"
+	TypeRestart    = "restart"
+	TypeExit       = "exit"
+	TypeUnparsed   = "unparsed"
+)
+
+// Error sources.
+const (
+	SourceAgent      = "agent"
+	SourceSupervisor = "supervisor"
+	SourceDecoder    = "decoder"
+)
+
+// Usage counts tokens of one turn.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
+}
+
+// Event is one normalized event. Which fields are meaningful depends on Type; AppendJSON writes
+// exactly those. Input, Output and Options hold JSON as the agent sent it.
+type Event struct {
+	V     int       `json:"v"`
+	TS    time.Time `json:"ts"`
+	Agent string    `json:"agent"`
+	Seq   int64     `json:"seq"`
+	Type  string    `json:"type"`
+
+	// spawned
+	Kind      string          `json:"kind,omitempty"`
+	Argv      []string        `json:"argv,omitempty"`
+	Cwd       string          `json:"cwd,omitempty"`
+	Workspace json.RawMessage `json:"workspace,omitempty"`
+	PID       int             `json:"pid,omitempty"`
+
+	// state
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+	Reason string `json:"reason,omitempty"`
+
+	// session
+	SessionID string `json:"session_id,omitempty"`
+	Model     string `json:"model,omitempty"`
+
+	// text, result
+	Text  string `json:"text,omitempty"`
+	Delta bool   `json:"delta,omitempty"`
+
+	// tool_use, tool_result, permission
+	ID      string          `json:"id,omitempty"`
+	Tool    string          `json:"tool,omitempty"`
+	Input   json.RawMessage `json:"input,omitempty"`
+	OK      bool            `json:"ok,omitempty"`
+	Output  json.RawMessage `json:"output,omitempty"`
+	Options json.RawMessage `json:"options,omitempty"`
+
+	// result
+	Turns      int      `json:"turns,omitempty"`
+	DurationMS int64    `json:"duration_ms,omitempty"`
+	CostUSD    *float64 `json:"cost_usd,omitempty"`
+	Usage      *Usage   `json:"usage,omitempty"`
+
+	// output, stderr; Truncated is set when the line was longer than the cap and was cut.
+	Line      string `json:"line,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Bytes     int    `json:"bytes,omitempty"`
+
+	// error
+	Message string `json:"message,omitempty"`
+	Source  string `json:"source,omitempty"`
+	Fatal   bool   `json:"fatal,omitempty"`
+
+	// restart
+	Attempt int   `json:"attempt,omitempty"`
+	DelayMS int64 `json:"delay_ms,omitempty"`
+
+	// exit: Code is null when the agent was killed by a signal.
+	Code   *int   `json:"code,omitempty"`
+	Signal string `json:"signal,omitempty"`
+
+	// unparsed
+	Raw string `json:"raw,omitempty"`
+}
+
+// Final reports whether the event ends an agent's life for good from the log's point of view:
+// a state event into a final state.
+func (e *Event) Final() bool { return e.Type == TypeState && IsFinal(e.To) }
+
+// MarshalJSON writes the event as AppendJSON does.
+func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
+
+// UnmarshalJSON reads an event written by AppendJSON (or by hand).
+func (e *Event) UnmarshalJSON(b []byte) error {
+	type plain Event
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*e = Event(p)
+	return nil
+}
+
+// AppendJSON appends the event as one JSON object, without a newline, to dst. It writes the
+// common fields and exactly the fields of the event's type (a missing cost is null, not absent).
+func (e *Event) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"v":`...)
+	dst = strconv.AppendInt(dst, int64(e.V), 10)
+	dst = append(dst, `,"ts":"`...)
+	dst = e.TS.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, '"')
+	dst = appendStringField(dst, "agent", e.Agent)
+	dst = append(dst, `,"seq":`...)
+	dst = strconv.AppendInt(dst, e.Seq, 10)
+	dst = appendStringField(dst, "type", e.Type)
+	switch e.Type {
+	case TypeSpawned:
+		dst = appendStringField(dst, "kind", e.Kind)
+		dst = append(dst, `,"argv":[`...)
+		for i, a := range e.Argv {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, a)
+		}
+		dst = append(dst, ']')
+		dst = appendStringField(dst, "cwd", e.Cwd)
+		dst = appendRawField(dst, "workspace", e.Workspace)
+		dst = appendIntField(dst, "pid", int64(e.PID))
+	case TypeState:
+		dst = appendStringField(dst, "from", e.From)
+		dst = appendStringField(dst, "to", e.To)
+		dst = appendStringField(dst, "reason", e.Reason)
+	case TypeSession:
+		dst = appendStringField(dst, "session_id", e.SessionID)
+		dst = appendStringField(dst, "model", e.Model)
+		dst = appendStringField(dst, "cwd", e.Cwd)
+	case TypeText:
+		dst = appendStringField(dst, "text", e.Text)
+		if e.Delta {
+			dst = append(dst, `,"delta":true`...)
+		}
+	case TypeToolUse:
+		dst = appendStringField(dst, "id", e.ID)
+		dst = appendStringField(dst, "tool", e.Tool)
+		dst = appendRawField(dst, "input", e.Input)
+	case TypeToolResult:
+		dst = appendStringField(dst, "id", e.ID)
+		dst = appendStringField(dst, "tool", e.Tool)
+		dst = appendBoolField(dst, "ok", e.OK)
+		dst = appendRawField(dst, "output", e.Output)
+	case TypePermission:
+		dst = appendStringField(dst, "id", e.ID)
+		dst = appendStringField(dst, "tool", e.Tool)
+		dst = appendRawField(dst, "input", e.Input)
+		dst = appendRawField(dst, "options", e.Options)
+	case TypeResult:
+		dst = appendBoolField(dst, "ok", e.OK)
+		dst = appendStringField(dst, "text", e.Text)
+		dst = appendIntField(dst, "turns", int64(e.Turns))
+		dst = appendIntField(dst, "duration_ms", e.DurationMS)
+		dst = append(dst, `,"cost_usd":`...)
+		if e.CostUSD == nil || math.IsNaN(*e.CostUSD) || math.IsInf(*e.CostUSD, 0) {
+			dst = append(dst, "null"...)
+		} else {
+			dst = strconv.AppendFloat(dst, *e.CostUSD, 'f', -1, 64)
+		}
+		var u Usage
+		if e.Usage != nil {
+			u = *e.Usage
+		}
+		dst = append(dst, `,"usage":{"input_tokens":`...)
+		dst = strconv.AppendInt(dst, u.InputTokens, 10)
+		dst = append(dst, `,"output_tokens":`...)
+		dst = strconv.AppendInt(dst, u.OutputTokens, 10)
+		dst = append(dst, `,"cache_read_tokens":`...)
+		dst = strconv.AppendInt(dst, u.CacheReadTokens, 10)
+		dst = append(dst, `,"cache_write_tokens":`...)
+		dst = strconv.AppendInt(dst, u.CacheWriteTokens, 10)
+		dst = append(dst, '}')
+	case TypeOutput, TypeStderr:
+		dst = appendStringField(dst, "line", e.Line)
+		dst = appendTruncated(dst, e)
+	case TypeError:
+		dst = appendStringField(dst, "message", e.Message)
+		dst = appendStringField(dst, "source", e.Source)
+		dst = appendBoolField(dst, "fatal", e.Fatal)
+	case TypeRestart:
+		dst = appendIntField(dst, "attempt", int64(e.Attempt))
+		dst = appendIntField(dst, "delay_ms", e.DelayMS)
+		dst = appendStringField(dst, "reason", e.Reason)
+	case TypeExit:
+		dst = append(dst, `,"code":`...)
+		if e.Code == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = strconv.AppendInt(dst, int64(*e.Code), 10)
+		}
+		dst = append(dst, `,"signal":`...)
+		if e.Signal == "" {
+			dst = append(dst, "null"...)
+		} else {
+			dst = AppendString(dst, e.Signal)
+		}
+	case TypeUnparsed:
+		dst = appendStringField(dst, "raw", e.Raw)
+		dst = appendTruncated(dst, e)
+	}
+	return append(dst, '}')
+}
+
+func appendTruncated(dst []byte, e *Event) []byte {
+	if e.Truncated {
+		dst = append(dst, `,"truncated":true`...)
+		dst = appendIntField(dst, "bytes", int64(e.Bytes))
+	}
+	return dst
+}
+
+func appendStringField(dst []byte, name, v string) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return AppendString(dst, v)
+}
+
+func appendIntField(dst []byte, name string, v int64) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendInt(dst, v, 10)
+}
+
+func appendBoolField(dst []byte, name string, v bool) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	return strconv.AppendBool(dst, v)
+}
+
+// appendRawField writes raw JSON as is when it is valid, null when empty, and as a JSON string
+// otherwise, so a line is always valid JSON whatever a decoder handed over.
+func appendRawField(dst []byte, name string, raw json.RawMessage) []byte {
+	dst = append(dst, ',', '"')
+	dst = append(dst, name...)
+	dst = append(dst, '"', ':')
+	switch {
+	case len(raw) == 0:
+		return append(dst, "null"...)
+	case json.Valid(raw):
+		return appendCompact(dst, raw)
+	default:
+		return AppendString(dst, string(raw))
+	}
+}
+
+// appendCompact appends valid JSON with insignificant whitespace (newlines above all) removed,
+// so an event stays on one line.
+func appendCompact(dst []byte, raw []byte) []byte {
+	inString, escaped := false, false
+	for _, c := range raw {
+		if inString {
+			dst = append(dst, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			inString = true
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+const hex = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, control characters are
+// escaped, and U+2028/U+2029 are escaped so the output is safe for any JSON reader.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

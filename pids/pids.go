@@ -1,0 +1,362 @@
+// Package pids records process identities that survive PID reuse: an
+// Identity is a PID together with the process start time (field 22 of
+// /proc/PID/stat) and the boot id, and it names at most one process ever.
+//
+// Invariants:
+//   - A signal is only ever sent to a process whose PID, start time and boot
+//     id all match the recorded Identity. Anything else is ErrGone, never a
+//     signal: a PID now naming another process, a zombie, an identity from an
+//     earlier boot, an identity without a boot id.
+//   - Signals go through a pidfd opened before the identity is checked, so the
+//     process checked is the process signalled (see Signal for kernels
+//     without pidfd_open).
+//   - EPERM is an error, never evidence that a process is alive.
+//   - The calling process is never a member of a Tree, and neither are zombies.
+package pids
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrGone reports that no live process has the identity asked about: it
+// exited, it is a zombie, its PID now names another process, or the identity
+// is from an earlier boot.
+var ErrGone = errors.New("process is gone")
+
+// Identity names one process across PID reuse and reboots.
+type Identity struct {
+	PID   int
+	Start uint64 // starttime, clock ticks since boot (field 22 of /proc/PID/stat)
+	Boot  string // /proc/sys/kernel/random/boot_id
+}
+
+var bootID = sync.OnceValues(func() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", fmt.Errorf("read boot id: %w", err)
+	}
+	id := strings.TrimSpace(string(b))
+	if id == "" {
+		return "", errors.New("read boot id: empty")
+	}
+	return id, nil
+})
+
+// BootID returns the id of the running boot. It is read once and cached.
+func BootID() (string, error) { return bootID() }
+
+// Of returns the identity of the live process pid. It returns ErrGone when
+// there is no such process or it is a zombie.
+func Of(pid int) (Identity, error) {
+	p, err := readProc(pid)
+	if err != nil {
+		return Identity{}, err
+	}
+	if p.zombie() {
+		return Identity{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
+	}
+	return p.Identity, nil
+}
+
+// Self returns the identity of the calling process.
+func Self() (Identity, error) { return Of(os.Getpid()) }
+
+// String formats id as "PID START BOOT", the pid-file format.
+func (id Identity) String() string {
+	return fmt.Sprintf("%d %d %s", id.PID, id.Start, id.Boot)
+}
+
+// Parse reads an identity written by String. One trailing newline is allowed.
+func Parse(s string) (Identity, error) {
+	f := strings.Split(strings.TrimSuffix(s, "\n"), " ")
+	if len(f) != 3 {
+		return Identity{}, fmt.Errorf("parse process identity %q: want \"PID START BOOT\"", s)
+	}
+	pid, err := strconv.Atoi(f[0])
+	if err != nil || pid <= 0 {
+		return Identity{}, fmt.Errorf("parse process identity %q: pid %q is not a positive number", s, f[0])
+	}
+	start, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil {
+		return Identity{}, fmt.Errorf("parse process identity %q: start time %q is not a number", s, f[1])
+	}
+	if f[2] == "" || strings.ContainsFunc(f[2], func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return Identity{}, fmt.Errorf("parse process identity %q: bad boot id %q", s, f[2])
+	}
+	return Identity{PID: pid, Start: start, Boot: f[2]}, nil
+}
+
+// Alive reports whether a live, non-zombie process has exactly this PID,
+// start time and boot id.
+func (id Identity) Alive() bool {
+	cur, err := Of(id.PID)
+	return err == nil && cur == id
+}
+
+// Signal sends sig to the process id names, and to no other. It returns
+// ErrGone, without signalling anything, when that process no longer exists:
+// its PID is free or names another process, it is a zombie, or id is from
+// another boot or has no boot id. EPERM and other failures are returned as
+// errors.
+func Signal(id Identity, sig syscall.Signal) error {
+	if err := verifiable(id); err != nil {
+		return err
+	}
+	fd, err := unix.PidfdOpen(id.PID, 0)
+	if errors.Is(err, unix.ENOSYS) {
+		// No pidfd_open (before Linux 5.3). A race remains: the process can
+		// exit and its PID be reused between the check and kill(2).
+		if err := verify(id); err != nil {
+			return err
+		}
+		return sent(id, unix.Kill(id.PID, sig))
+	}
+	if err != nil {
+		return sent(id, err)
+	}
+	defer unix.Close(fd)
+	// The pidfd pins the process the PID named when it was opened; checking
+	// the identity now proves that process is the one recorded.
+	if err := verify(id); err != nil {
+		return err
+	}
+	return sent(id, unix.PidfdSendSignal(fd, sig, nil, 0))
+}
+
+// verifiable rejects identities that can never name a live process here.
+func verifiable(id Identity) error {
+	boot, err := BootID()
+	if err != nil {
+		return err
+	}
+	if id.PID <= 0 || id.Boot == "" || id.Boot != boot {
+		return fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+	}
+	return nil
+}
+
+// verify checks that id.PID names the process id records, right now.
+func verify(id Identity) error {
+	cur, err := Of(id.PID)
+	if err != nil {
+		return err
+	}
+	if cur != id {
+		return fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+	}
+	return nil
+}
+
+// sent maps the result of sending a signal to id.
+func sent(id Identity, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.ESRCH):
+		return fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+	default:
+		return fmt.Errorf("signal pid %d: %w", id.PID, err)
+	}
+}
+
+// Proc is one process as /proc/PID/stat describes it.
+type Proc struct {
+	Identity
+	PPID, PGID, SID int
+	State           byte // R, S, D, Z, T, …
+}
+
+func (p Proc) zombie() bool { return p.State == 'Z' || p.State == 'X' }
+
+// Scan returns every process in /proc, zombies included (see State).
+// Processes that exit during the scan are skipped, and so are processes that
+// /proc hides from the caller (hidepid): the caller could not signal them.
+func Scan() ([]Proc, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("scan processes: %w", err)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("scan processes: %w", err)
+	}
+	procs := make([]Proc, 0, len(names))
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid <= 0 {
+			continue
+		}
+		p, err := readProc(pid)
+		if errors.Is(err, ErrGone) || errors.Is(err, fs.ErrPermission) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("scan processes: %w", err)
+		}
+		procs = append(procs, p)
+	}
+	return procs, nil
+}
+
+// readProc reads /proc/pid/stat. It returns ErrGone when there is no such
+// process; zombies are returned as they are.
+func readProc(pid int) (Proc, error) {
+	if pid <= 0 {
+		return Proc{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
+	}
+	boot, err := BootID()
+	if err != nil {
+		return Proc{}, err
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ESRCH) {
+		return Proc{}, fmt.Errorf("pid %d: %w", pid, ErrGone)
+	}
+	if err != nil {
+		return Proc{}, fmt.Errorf("read process %d: %w", pid, err)
+	}
+	p, err := parseStat(b)
+	if err != nil {
+		return Proc{}, fmt.Errorf("read process %d: %w", pid, err)
+	}
+	p.PID, p.Boot = pid, boot
+	return p, nil
+}
+
+// parseStat reads state, ppid, pgrp, session and starttime from a
+// /proc/PID/stat line. The command name in parentheses may itself hold
+// spaces and parentheses, so fields are counted from the last ')'.
+func parseStat(b []byte) (Proc, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return Proc{}, errors.New("malformed stat: no command name")
+	}
+	// After ")" come fields 3 (state) onwards: field n is f[n-3].
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22-2 || len(f[0]) != 1 {
+		return Proc{}, errors.New("malformed stat: too few fields")
+	}
+	var p Proc
+	var errs [4]error
+	p.State = f[0][0]
+	p.PPID, errs[0] = strconv.Atoi(f[4-3])
+	p.PGID, errs[1] = strconv.Atoi(f[5-3])
+	p.SID, errs[2] = strconv.Atoi(f[6-3])
+	p.Start, errs[3] = strconv.ParseUint(f[22-3], 10, 64)
+	if err := errors.Join(errs[:]...); err != nil {
+		return Proc{}, fmt.Errorf("malformed stat: %w", err)
+	}
+	return p, nil
+}
+
+// HasEnv reports whether the environment of process pid holds exactly the
+// entry kv ("AGT_INSTANCE=abc"). It is false on any error, including a
+// process whose environment the caller may not read, and for a moment during
+// execve, before the new environment is in place.
+func HasEnv(pid int, kv string) bool {
+	if pid <= 0 || kv == "" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for e := range bytes.SplitSeq(b, []byte{0}) {
+		if string(e) == kv {
+			return true
+		}
+	}
+	return false
+}
+
+// Tree describes an agent's processes. Its members are the union of:
+//   - the process group Group (the agent leader's PID: agents run with
+//     setsid, so their group id is the leader's PID). While Leader is alive
+//     every process of the group counts. Once Leader is gone the PID may have
+//     been reused, so a process counts only if its session is also Group and
+//     it is a descendant of Root or carries Env;
+//   - every descendant of Root (the supervisor's PID; Root itself excluded),
+//     found by following parent links;
+//   - every process whose environment holds the entry Env, when Env != "".
+//
+// The calling process and zombies are never members.
+type Tree struct {
+	Leader    Identity
+	Group     int
+	Root      int
+	Env       string
+	GroupOnly bool // for tests: skip the descendant and Env sweeps
+}
+
+// Members returns the identities of the tree's live processes, by PID.
+func (t Tree) Members() ([]Identity, error) {
+	procs, err := Scan()
+	if err != nil {
+		return nil, err
+	}
+	children := make(map[int][]int)
+	for _, p := range procs {
+		children[p.PPID] = append(children[p.PPID], p.PID)
+	}
+	desc := make(map[int]bool)
+	if t.Root > 0 {
+		queue := slices.Clone(children[t.Root])
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			if !desc[pid] && pid != t.Root {
+				desc[pid] = true
+				queue = append(queue, children[pid]...)
+			}
+		}
+	}
+	hasEnv := func(pid int) bool { return t.Env != "" && HasEnv(pid, t.Env) }
+	leaderAlive := t.Leader.Alive()
+
+	self := os.Getpid()
+	var ids []Identity
+	for _, p := range procs {
+		if p.PID == self || p.zombie() {
+			continue
+		}
+		inGroup := t.Group > 0 && p.PGID == t.Group &&
+			(leaderAlive || (p.SID == t.Group && (desc[p.PID] || hasEnv(p.PID))))
+		if inGroup || (!t.GroupOnly && (desc[p.PID] || hasEnv(p.PID))) {
+			ids = append(ids, p.Identity)
+		}
+	}
+	slices.SortFunc(ids, func(a, b Identity) int { return a.PID - b.PID })
+	return ids, nil
+}
+
+// Signal sends sig to every member of the tree, each through Signal, and
+// returns how many were signalled. Members that are gone by then are skipped;
+// other failures do not stop the sweep and are returned together.
+func (t Tree) Signal(sig syscall.Signal) (n int, err error) {
+	ids, err := t.Members()
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, id := range ids {
+		switch err := Signal(id, sig); {
+		case err == nil:
+			n++
+		case !errors.Is(err, ErrGone):
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}

@@ -1,0 +1,243 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Schema versions written in the "v" field of spec.json and status.json.
+const (
+	SpecVersion   = 1
+	StatusVersion = 1
+)
+
+// Spec is what to run: spec.json, written once by spawn.
+type Spec struct {
+	V    int      `json:"v"`
+	Name string   `json:"name"`
+	Kind string   `json:"kind"`
+	Argv []string `json:"argv"`
+	Cwd  string   `json:"cwd"`
+	// Env holds the KEY=VALUE pairs given with --env; they may be secrets, the file is 0600.
+	Env         []string  `json:"env,omitempty"`
+	StopTimeout Duration  `json:"stop_timeout"`
+	IdleAfter   Duration  `json:"idle_after"`
+	StaleAfter  Duration  `json:"stale_after"`
+	Created     time.Time `json:"created"`
+}
+
+// Usage totals tokens over the agent's life.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+}
+
+// Status is status.json, written only by the holder of the agent's lock. Readers trust it only
+// while the lock is held.
+type Status struct {
+	V             int       `json:"v"`
+	Name          string    `json:"name"`
+	Kind          string    `json:"kind"`
+	State         string    `json:"state"`
+	Reason        string    `json:"reason,omitempty"`
+	Since         time.Time `json:"since"`
+	Started       time.Time `json:"started"`
+	Updated       time.Time `json:"updated"`
+	PID           int       `json:"pid,omitempty"`
+	SupervisorPID int       `json:"supervisor_pid,omitempty"`
+	Instance      string    `json:"instance,omitempty"`
+	Restarts      int       `json:"restarts"`
+	ExitCode      *int      `json:"exit_code"`
+	Signal        string    `json:"signal,omitempty"`
+	SessionID     string    `json:"session_id,omitempty"`
+	Model         string    `json:"model,omitempty"`
+	Turns         int       `json:"turns,omitempty"`
+	CostUSD       *float64  `json:"cost_usd,omitempty"`
+	Usage         Usage     `json:"usage"`
+	LastSeq       int64     `json:"last_seq"`
+	Dropped       int64     `json:"dropped,omitempty"`
+	Dir           string    `json:"dir"`
+}
+
+// Duration is a time.Duration that reads and writes JSON as a Go duration string ("30s"). It also
+// reads a number of nanoseconds.
+type Duration time.Duration
+
+// MarshalJSON writes d as a duration string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(time.Duration(d).String())
+}
+
+// UnmarshalJSON reads a duration string or a number of nanoseconds; null leaves d unchanged.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return err
+		}
+		*d = Duration(v)
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(string(b), 64)
+		if ferr != nil || f != float64(int64(f)) {
+			return fmt.Errorf("duration %s: want a string like \"30s\" or whole nanoseconds", b)
+		}
+		n = int64(f)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// WriteFileAtomic replaces path with data: it writes a temp file (0600, O_EXCL, O_CLOEXEC) in the
+// same directory, fsyncs it and renames it over path. On any failure the temp file is removed and
+// path is left as it was.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	// os.CreateTemp opens with O_RDWR|O_CREATE|O_EXCL|O_CLOEXEC and mode 0600.
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func (a *Agent) writeJSON(file string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(a.Path(file), append(b, '\n'))
+}
+
+// readJSON parses file into v and checks that its schema version, *version once parsed, is
+// one this agt reads.
+func (a *Agent) readJSON(file string, v any, version *int, max int) error {
+	path := a.Path(file)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("parse %s: %w", path, err)
+	}
+	if *version < 1 || *version > max {
+		return fmt.Errorf("%s: unsupported schema version %d (this agt reads 1 to %d)", path, *version, max)
+	}
+	return nil
+}
+
+// WriteSpec sets s.V to SpecVersion and writes spec.json atomically.
+func (a *Agent) WriteSpec(s *Spec) error {
+	s.V = SpecVersion
+	if err := a.writeJSON(SpecFile, s); err != nil {
+		return fmt.Errorf("write spec of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// ReadSpec reads spec.json.
+func (a *Agent) ReadSpec() (*Spec, error) {
+	var s Spec
+	if err := a.readJSON(SpecFile, &s, &s.V, SpecVersion); err != nil {
+		return nil, fmt.Errorf("read spec of %s: %w", a.Name, err)
+	}
+	return &s, nil
+}
+
+// WriteStatus sets s.V to StatusVersion and writes status.json atomically. Only the holder of the
+// agent's Lock calls it.
+func (a *Agent) WriteStatus(s *Status) error {
+	s.V = StatusVersion
+	if err := a.writeJSON(StatusFile, s); err != nil {
+		return fmt.Errorf("write status of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// ReadStatus reads status.json. A missing, unparsable or newer-versioned file is an error, which
+// callers report as an unknown state.
+func (a *Agent) ReadStatus() (*Status, error) {
+	var s Status
+	if err := a.readJSON(StatusFile, &s, &s.V, StatusVersion); err != nil {
+		return nil, fmt.Errorf("read status of %s: %w", a.Name, err)
+	}
+	return &s, nil
+}
+
+// SetWant records the desired state, "up" or "down", atomically.
+func (a *Agent) SetWant(want string) error {
+	if want != "up" && want != "down" {
+		return fmt.Errorf("set want of %s: %q is neither up nor down", a.Name, want)
+	}
+	if err := WriteFileAtomic(a.Path(WantFile), []byte(want+"\n")); err != nil {
+		return fmt.Errorf("set want of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// Want returns the desired state: "down" only when the want file says so, else "up".
+func (a *Agent) Want() string {
+	b, err := os.ReadFile(a.Path(WantFile))
+	if err == nil && string(bytes.TrimSpace(b)) == "down" {
+		return "down"
+	}
+	return "up"
+}
+
+// WritePID records a process identity (the "PID START BOOT" string) in file, atomically.
+func (a *Agent) WritePID(file string, s string) error {
+	if err := WriteFileAtomic(a.Path(file), []byte(s+"\n")); err != nil {
+		return fmt.Errorf("write %s of %s: %w", file, a.Name, err)
+	}
+	return nil
+}
+
+// ReadPID reads a process identity written by WritePID. A missing file wraps fs.ErrNotExist.
+func (a *Agent) ReadPID(file string) (string, error) {
+	b, err := os.ReadFile(a.Path(file))
+	if err != nil {
+		return "", fmt.Errorf("read %s of %s: %w", file, a.Name, err)
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return "", fmt.Errorf("read %s of %s: file is empty", file, a.Name)
+	}
+	return s, nil
+}

@@ -1,0 +1,112 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// lockWait bounds how long Lock retries while someone else holds the lock: a reader's
+// Supervised probe holds it shared for microseconds, a supervisor for its whole life.
+const lockWait = 200 * time.Millisecond
+
+// Lock is an exclusive flock on an agent's supervisor.lock. It is held until Close or until the
+// process exits; the descriptor is close-on-exec, so the agent never inherits it.
+type Lock struct {
+	a  *Agent
+	fd int
+}
+
+// Lock takes the agent's supervisor lock without blocking for long: when another process holds
+// it for more than about 200 ms the error wraps ErrLocked.
+func (a *Agent) Lock() (*Lock, error) {
+	path := a.Path(LockFile)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil, noAgent(a.Name)
+		}
+		return nil, fmt.Errorf("lock agent %s: open %s: %w", a.Name, path, err)
+	}
+	deadline := time.Now().Add(lockWait)
+	for {
+		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if err == unix.EINTR {
+			continue
+		}
+		if err != unix.EWOULDBLOCK || time.Now().After(deadline) {
+			unix.Close(fd)
+			if err == unix.EWOULDBLOCK {
+				return nil, &sentinelError{fmt.Sprintf("agent %q is locked by another process", a.Name), ErrLocked}
+			}
+			return nil, fmt.Errorf("lock agent %s: %w", a.Name, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	l := &Lock{a: a, fd: fd}
+	// The directory may have been removed (and even recreated) between open and flock: a lock
+	// on a file no longer at its path guards nothing.
+	if err := l.Check(); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return l, nil
+}
+
+// Check reports an error when the locked file is no longer the one at the agent's lock path,
+// because the agent's directory was removed or replaced. A supervisor calls it before trusting
+// the directory again, and stops when it fails.
+func (l *Lock) Check() error {
+	if l.fd < 0 {
+		return fmt.Errorf("lock of %s is closed", l.a.Name)
+	}
+	var held, onDisk unix.Stat_t
+	if err := unix.Fstat(l.fd, &held); err != nil {
+		return fmt.Errorf("check lock of %s: %w", l.a.Name, err)
+	}
+	err := unix.Stat(l.a.Path(LockFile), &onDisk)
+	if errors.Is(err, unix.ENOENT) || err == nil && (held.Dev != onDisk.Dev || held.Ino != onDisk.Ino) {
+		return fmt.Errorf("agent %s: directory %s was removed or replaced", l.a.Name, l.a.Dir)
+	}
+	if err != nil {
+		return fmt.Errorf("check lock of %s: %w", l.a.Name, err)
+	}
+	return nil
+}
+
+// Close releases the lock. The lock file stays: unlinking it would let two processes lock two
+// different files of the same name.
+func (l *Lock) Close() error {
+	if l.fd < 0 {
+		return nil
+	}
+	err := unix.Close(l.fd)
+	l.fd = -1
+	if err != nil {
+		return fmt.Errorf("unlock agent %s: %w", l.a.Name, err)
+	}
+	return nil
+}
+
+// Supervised reports whether some process holds the agent's supervisor lock, that is whether a
+// supervisor is alive. It costs an open, an flock and a close.
+func (a *Agent) Supervised() bool {
+	fd, err := unix.Open(a.Path(LockFile), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	for {
+		err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	// On success the lock is free; closing fd releases our shared hold.
+	return err == unix.EWOULDBLOCK
+}

@@ -1,0 +1,360 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/tidwall/gjson"
+	"golang.org/x/sys/unix"
+)
+
+// blockSize is the unit in which logs are read, forwards and backwards.
+const blockSize = 64 << 10
+
+// LogWriter appends lines to a log. It is the log's only writer: each line goes out in exactly
+// one write(2) on a descriptor opened O_APPEND|O_CLOEXEC, so a line is never interleaved with
+// another and a crash can tear only the last one. It is safe for concurrent use.
+type LogWriter struct {
+	path string
+	mu   sync.Mutex
+	fd   int
+	torn bool // the file ends inside a line after a short write
+}
+
+// OpenLog opens (creating, 0600) the log at path for appending. It first ends a torn tail, left
+// by a writer that died mid-line, with a newline, so the next line starts fresh. lastSeq is the
+// "seq" of the last complete line that is a JSON object with a numeric seq, 0 when there is none.
+func OpenLog(path string) (w *LogWriter, lastSeq int64, err error) {
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, 0, fmt.Errorf("open log %s: %w", path, err)
+	}
+	w = &LogWriter{path: path, fd: fd}
+	defer func() {
+		if err != nil {
+			unix.Close(fd)
+			err = fmt.Errorf("open log %s: %w", path, err)
+		}
+	}()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, 0, err
+	}
+	size := st.Size
+	if size > 0 {
+		last := make([]byte, 1)
+		if err := preadFull(fd, last, size-1); err != nil {
+			return nil, 0, err
+		}
+		if last[0] != '\n' {
+			if err := w.write([]byte{'\n'}); err != nil {
+				return nil, 0, fmt.Errorf("repair torn tail: %w", err)
+			}
+			size++
+		}
+	}
+	lastSeq, err = scanLastSeq(fd, size)
+	if err != nil {
+		return nil, 0, err
+	}
+	return w, lastSeq, nil
+}
+
+// scanLastSeq reads backwards, a block at a time, from the end of a file of size bytes that
+// ends in '\n', until it finds a line with a seq.
+func scanLastSeq(fd int, size int64) (int64, error) {
+	var blk []byte // cached file bytes [blkOff, blkOff+len(blk))
+	var blkOff int64
+	end := size // one past the '\n' ending the current line
+	for end > 0 {
+		// Find where the line ending at end-1 starts: one past the previous '\n', or 0.
+		start := int64(0)
+		for p := end - 1; p > 0; {
+			if p <= blkOff || p > blkOff+int64(len(blk)) {
+				blkOff = max(0, p-blockSize)
+				blk = make([]byte, p-blkOff)
+				if err := preadFull(fd, blk, blkOff); err != nil {
+					return 0, err
+				}
+			}
+			if i := bytes.LastIndexByte(blk[:p-blkOff], '\n'); i >= 0 {
+				start = blkOff + int64(i) + 1
+				break
+			}
+			p = blkOff
+		}
+		var line []byte
+		if start >= blkOff && end-1 <= blkOff+int64(len(blk)) {
+			line = blk[start-blkOff : end-1-blkOff]
+		} else {
+			line = make([]byte, end-1-start)
+			if err := preadFull(fd, line, start); err != nil {
+				return 0, err
+			}
+		}
+		if isObject(line) {
+			if seq := gjson.GetBytes(line, "seq"); seq.Type == gjson.Number {
+				return seq.Int(), nil
+			}
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+func preadFull(fd int, b []byte, off int64) error {
+	for len(b) > 0 {
+		n, err := unix.Pread(fd, b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return io.ErrUnexpectedEOF
+		}
+		b, off = b[n:], off+int64(n)
+	}
+	return nil
+}
+
+// Write appends line, which must end in '\n', in exactly one write(2). A short write is an
+// error; the next Write then starts with a '\n' (in the same single write) to end the torn line.
+func (w *LogWriter) Write(line []byte) error {
+	if len(line) == 0 || line[len(line)-1] != '\n' {
+		return fmt.Errorf("write %s: line does not end in a newline", w.path)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return fmt.Errorf("write %s: log is closed", w.path)
+	}
+	b := line
+	if w.torn {
+		b = make([]byte, 1+len(line))
+		b[0] = '\n'
+		copy(b[1:], line)
+	}
+	if err := w.write(b); err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// write issues one write(2) of b and notes whether it left the file inside a line.
+func (w *LogWriter) write(b []byte) error {
+	var n int
+	var err error
+	for {
+		n, err = unix.Write(w.fd, b)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if n > 0 {
+		w.torn = b[n-1] != '\n'
+	}
+	if err != nil {
+		return err
+	}
+	if n < len(b) {
+		return fmt.Errorf("%w: %d of %d bytes", io.ErrShortWrite, n, len(b))
+	}
+	return nil
+}
+
+// Close closes the log.
+func (w *LogWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return nil
+	}
+	err := unix.Close(w.fd)
+	w.fd = -1
+	if err != nil {
+		return fmt.Errorf("close %s: %w", w.path, err)
+	}
+	return nil
+}
+
+// isObject reports whether line (without its '\n') is one JSON object.
+func isObject(line []byte) bool {
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r') {
+		i++
+	}
+	return i < len(line) && line[i] == '{' && gjson.ValidBytes(line)
+}
+
+// lineReader cuts a growing file into complete lines. A partial last line stays buffered until
+// its '\n' arrives; lines of any length are read whole.
+type lineReader struct {
+	r          io.Reader
+	buf        []byte
+	start, end int   // pending bytes are buf[start:end]
+	scan       int   // buf[start:scan] holds no '\n'
+	off        int64 // file offset of buf[start], just past the last complete line
+	broken     int   // complete lines that were not JSON objects
+}
+
+// drain reads to the current end of the file, calling fn for every complete line that is a
+// JSON object, '\n' included. It stops at the first error from fn, with off before that line.
+func (lr *lineReader) drain(fn func(line []byte) error) error {
+	for {
+		for {
+			i := bytes.IndexByte(lr.buf[lr.scan:lr.end], '\n')
+			if i < 0 {
+				lr.scan = lr.end
+				break
+			}
+			next := lr.scan + i + 1
+			line := lr.buf[lr.start:next]
+			if isObject(line[:len(line)-1]) {
+				if err := fn(line); err != nil {
+					return err
+				}
+			} else {
+				lr.broken++
+			}
+			lr.off += int64(len(line))
+			lr.start, lr.scan = next, next
+		}
+		switch {
+		case lr.start == lr.end && len(lr.buf) != blockSize:
+			lr.buf = make([]byte, blockSize) // also gives back the memory of a huge line
+			lr.start, lr.scan, lr.end = 0, 0, 0
+		case lr.start > 0:
+			n := copy(lr.buf, lr.buf[lr.start:lr.end])
+			lr.scan -= lr.start
+			lr.start, lr.end = 0, n
+		case lr.end == len(lr.buf):
+			buf := make([]byte, 2*len(lr.buf))
+			copy(buf, lr.buf[:lr.end])
+			lr.buf = buf
+		}
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		lr.end += n
+		if err != nil && err != io.EOF {
+			return err
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// ReadLog calls fn for every complete line of the log at path that is a JSON object, in order,
+// with the line's '\n'; the slice is valid only during the call. It returns the offset just past
+// the last complete line (from which FollowLog can go on) and how many complete lines were
+// skipped as broken. A partial last line is not passed on. A missing file is an empty log. An
+// error from fn stops the read and is returned as is, with offset before that line.
+func ReadLog(path string, fn func(line []byte) error) (offset int64, broken int, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	lr := &lineReader{r: f}
+	err = lr.drain(fn)
+	return lr.off, lr.broken, err
+}
+
+// FollowLog calls fn, like ReadLog, for every complete line of the log at path from offset on
+// (a line boundary, as ReadLog returns), including lines appended later; the log need not exist
+// yet. It waits on inotify events of the log's directory, with a 1 s ticker as a fallback. After
+// each drain it calls done; once done reports true it drains once more and returns nil. It
+// returns ctx.Err() when ctx is cancelled and any error from fn as is. The slice fn gets is valid
+// only during the call.
+func FollowLog(ctx context.Context, path string, offset int64, fn func(line []byte) error, done func() bool) error {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		err := w.Add(filepath.Dir(path))
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("follow %s: %w", path, err)
+		}
+		if err == nil {
+			events, errs = w.Events, w.Errors
+		}
+		// Otherwise (inotify limits reached) the ticker alone drives the loop.
+	}
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+
+	var f *os.File
+	var lr *lineReader
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	drain := func() error {
+		if f == nil {
+			var err error
+			f, err = os.Open(path)
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if _, err := f.Seek(offset, io.SeekStart); err != nil {
+				return err
+			}
+			lr = &lineReader{r: f, off: offset}
+		}
+		return lr.drain(fn)
+	}
+
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := drain(); err != nil {
+			return err
+		}
+		if done() {
+			return drain()
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+			// Take the whole burst (a status rewrite alone makes three events), then drain once.
+			for more := true; more && events != nil; {
+				select {
+				case _, ok := <-events:
+					if !ok {
+						events = nil
+					}
+				default:
+					more = false
+				}
+			}
+		case _, ok := <-errs:
+			// A queue overflow loses events, not data: the drain below reads everything.
+			if !ok {
+				errs = nil
+			}
+		case <-ticker.C:
+		}
+	}
+}

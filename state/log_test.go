@@ -1,0 +1,432 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// readAll collects the lines ReadLog passes on.
+func readAll(t *testing.T, path string) (lines []string, offset int64, broken int) {
+	t.Helper()
+	offset, broken, err := ReadLog(path, func(line []byte) error {
+		lines = append(lines, string(line))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines, offset, broken
+}
+
+func event(seq int) string { return fmt.Sprintf(`{"v":1,"seq":%d,"type":"text"}`+"\n", seq) }
+
+func TestOpenLogRepairsTornTail(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	if err := os.WriteFile(path, []byte(event(1)+event(2)+`{"seq":3,"v":1`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w, lastSeq, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lastSeq != 2 {
+		t.Errorf("lastSeq = %d, want 2", lastSeq)
+	}
+	if err := w.Write([]byte(event(3))); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines, _, broken := readAll(t, path)
+	if want := []string{event(1), event(2), event(3)}; !reflect.DeepEqual(lines, want) || broken != 1 {
+		t.Errorf("after repair: lines %q, broken %d; want %q, 1 broken", lines, broken, want)
+	}
+	// A second writer finds a clean tail and the new last seq.
+	w, lastSeq, err = OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if lastSeq != 3 {
+		t.Errorf("reopened lastSeq = %d, want 3", lastSeq)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("log mode: %v, %v", fi, err)
+	}
+}
+
+func TestOpenLogLastSeq(t *testing.T) {
+	huge := `{"seq":7,"pad":"` + strings.Repeat("x", 3*blockSize) + `"}` + "\n"
+	manyBroken := strings.Repeat("broken line\n", 3*blockSize/12)
+	for _, tc := range []struct {
+		desc, content string
+		want          int64
+	}{
+		{"missing file", "", 0},
+		{"one line", event(1), 1},
+		{"last line wins", event(1) + event(5), 5},
+		{"broken last line", event(4) + "{oops\n", 4},
+		{"torn last line", event(4) + `{"seq":5`, 4},
+		{"line without seq", event(4) + `{"v":1}` + "\n", 4},
+		{"seq not a number", event(4) + `{"seq":"x"}` + "\n", 4},
+		{"only garbage", "a\n\nb\n", 0},
+		{"huge last line", event(6) + huge, 7},
+		{"huge line then broken blocks", huge + manyBroken, 7},
+		{"first line only", event(9) + manyBroken, 9},
+		{"blank lines", event(2) + "\n\n\n", 2},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), EventsFile)
+			if tc.content != "" {
+				if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w, lastSeq, err := OpenLog(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			if lastSeq != tc.want {
+				t.Errorf("lastSeq = %d, want %d", lastSeq, tc.want)
+			}
+		})
+	}
+}
+
+func TestLogWriterWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	w, _, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", `{"seq":1}`} {
+		if err := w.Write([]byte(bad)); err == nil {
+			t.Errorf("Write(%q) succeeded", bad)
+		}
+	}
+	if err := w.Write([]byte(event(1))); err != nil {
+		t.Fatal(err)
+	}
+	flags, err := unix.FcntlInt(uintptr(w.fd), unix.F_GETFD, 0)
+	if err != nil || flags&unix.FD_CLOEXEC == 0 {
+		t.Errorf("log descriptor flags %#x, %v; want FD_CLOEXEC", flags, err)
+	}
+	w.Close()
+	if err := w.Write([]byte(event(2))); err == nil {
+		t.Error("Write after Close succeeded")
+	}
+	if b, _ := os.ReadFile(path); string(b) != event(1) {
+		t.Errorf("log = %q", b)
+	}
+}
+
+// TestLogWriterShortWrite points a LogWriter at a full non-blocking pipe to get a short write,
+// and checks that the next line starts on a fresh line.
+func TestLogWriterShortWrite(t *testing.T) {
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_CLOEXEC|unix.O_NONBLOCK); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	size, err := unix.FcntlInt(uintptr(p[1]), unix.F_GETPIPE_SZ, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &LogWriter{path: "pipe", fd: p[1]}
+	defer w.Close()
+	long := `{"pad":"` + strings.Repeat("x", 2*size) + `"}` + "\n"
+	if err := w.Write([]byte(long)); !errors.Is(err, io.ErrShortWrite) {
+		t.Fatalf("Write to a full pipe = %v, want a short write", err)
+	}
+	drained := make([]byte, size)
+	if n, err := unix.Read(p[0], drained); err != nil || n != size {
+		t.Fatalf("drain pipe: %d, %v", n, err)
+	}
+	if err := w.Write([]byte(event(2))); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 100)
+	n, err := unix.Read(p[0], got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "\n" + event(2); string(got[:n]) != want {
+		t.Errorf("after a short write the pipe got %q, want %q", got[:n], want)
+	}
+}
+
+func TestReadLog(t *testing.T) {
+	oneMiB := `{"seq":3,"pad":"` + strings.Repeat("y", 1<<20) + `"}` + "\n"
+	for _, tc := range []struct {
+		desc, content string
+		lines         []string
+		broken        int
+		offset        int
+	}{
+		{"empty", "", nil, 0, 0},
+		{"complete lines", event(1) + event(2), []string{event(1), event(2)}, 0, 2 * len(event(1))},
+		{"partial last line held", event(1) + `{"seq":2`, []string{event(1)}, 0, len(event(1))},
+		{"complete object without newline held", event(1) + `{"seq":2}`, []string{event(1)}, 0, len(event(1))},
+		{"broken lines skipped and counted", event(1) + "garbage\n\n[1,2]\n\"s\"\n{\"a\":\n" + event(2),
+			[]string{event(1), event(2)}, 5, 2*len(event(1)) + 25},
+		{"NUL and invalid UTF-8", "\x00\xff{}\n" + event(1), []string{event(1)}, 1, 5 + len(event(1))},
+		{"1 MiB line", event(1) + oneMiB + event(4), []string{event(1), oneMiB, event(4)}, 0, 2*len(event(1)) + len(oneMiB)},
+		{"1 MiB partial line", event(1) + oneMiB[:len(oneMiB)-1], []string{event(1)}, 0, len(event(1))},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), EventsFile)
+			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			lines, offset, broken := readAll(t, path)
+			if !reflect.DeepEqual(lines, tc.lines) || broken != tc.broken || offset != int64(tc.offset) {
+				t.Errorf("got %d lines, broken %d, offset %d; want %d lines, broken %d, offset %d",
+					len(lines), broken, offset, len(tc.lines), tc.broken, tc.offset)
+			}
+		})
+	}
+}
+
+func TestReadLogMissingFile(t *testing.T) {
+	offset, broken, err := ReadLog(filepath.Join(t.TempDir(), "nope"), func([]byte) error {
+		t.Error("fn called for a missing file")
+		return nil
+	})
+	if offset != 0 || broken != 0 || err != nil {
+		t.Errorf("ReadLog of a missing file = %d, %d, %v", offset, broken, err)
+	}
+}
+
+func TestReadLogStopsOnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	if err := os.WriteFile(path, []byte(event(1)+event(2)+event(3)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("stop")
+	calls := 0
+	offset, _, err := ReadLog(path, func(line []byte) error {
+		if calls++; calls == 2 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || offset != int64(len(event(1))) || calls != 2 {
+		t.Errorf("ReadLog = offset %d, %v after %d calls; want offset %d, stop after 2", offset, err, calls, len(event(1)))
+	}
+}
+
+// follower runs FollowLog in the background. Every call of done hands control to the test,
+// which answers through step, so the test knows that a drain ran after each of its writes.
+type follower struct {
+	lines  chan string
+	called chan struct{}
+	answer chan bool
+	result chan error
+	cancel context.CancelFunc
+}
+
+func follow(t *testing.T, path string, offset int64) *follower {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	f := &follower{
+		lines:  make(chan string, 100),
+		called: make(chan struct{}),
+		answer: make(chan bool),
+		result: make(chan error, 1),
+		cancel: cancel,
+	}
+	t.Cleanup(cancel)
+	go func() {
+		f.result <- FollowLog(ctx, path, offset, func(line []byte) error {
+			f.lines <- string(line)
+			return nil
+		}, func() bool {
+			select {
+			case f.called <- struct{}{}:
+			case <-ctx.Done():
+				return false
+			}
+			select {
+			case ans := <-f.answer:
+				return ans
+			case <-ctx.Done():
+				return false
+			}
+		})
+	}()
+	return f
+}
+
+// drained waits until FollowLog has drained and called done.
+func (f *follower) drained(t *testing.T) {
+	t.Helper()
+	select {
+	case <-f.called:
+	case err := <-f.result:
+		t.Fatalf("FollowLog returned early: %v", err)
+	}
+}
+
+// next lets FollowLog go on (done reports d) and waits for the following drain.
+func (f *follower) next(t *testing.T, d bool) {
+	t.Helper()
+	f.answer <- d
+	if !d {
+		f.drained(t)
+	}
+}
+
+func (f *follower) take(t *testing.T) []string {
+	var got []string
+	for {
+		select {
+		case l := <-f.lines:
+			got = append(got, l)
+		default:
+			return got
+		}
+	}
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFollowLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, EventsFile)
+	f := follow(t, path, 0)
+	f.drained(t) // the file does not exist yet
+
+	appendTo(t, path, event(1)+"garbage\n")
+	f.next(t, false)
+	if got := f.take(t); !reflect.DeepEqual(got, []string{event(1)}) {
+		t.Errorf("after the first line: %q", got)
+	}
+
+	line := event(2)
+	appendTo(t, path, line[:10])
+	f.next(t, false)
+	if got := f.take(t); len(got) != 0 {
+		t.Errorf("a half line was passed on: %q", got)
+	}
+	appendTo(t, path, line[10:]+event(3))
+	f.next(t, false)
+	if got := f.take(t); !reflect.DeepEqual(got, []string{event(2), event(3)}) {
+		t.Errorf("after the second half: %q", got)
+	}
+
+	// done turns true: one more drain picks up what came meanwhile, then FollowLog returns.
+	appendTo(t, path, event(4))
+	f.next(t, true)
+	if err := <-f.result; err != nil {
+		t.Fatalf("FollowLog = %v", err)
+	}
+	if got := f.take(t); !reflect.DeepEqual(got, []string{event(4)}) {
+		t.Errorf("final drain: %q", got)
+	}
+}
+
+func TestFollowLogFromOffset(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	appendTo(t, path, event(1)+event(2)+`{"seq":3,`)
+	_, offset, _ := readAll(t, path)
+	f := follow(t, path, offset)
+	f.drained(t)
+	appendTo(t, path, `"v":1}`+"\n")
+	f.next(t, true)
+	if err := <-f.result; err != nil {
+		t.Fatal(err)
+	}
+	if got := f.take(t); !reflect.DeepEqual(got, []string{`{"seq":3,"v":1}` + "\n"}) {
+		t.Errorf("lines from offset %d: %q", offset, got)
+	}
+}
+
+func TestFollowLogCancel(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	f := follow(t, path, 0)
+	f.drained(t)
+	f.cancel()
+	if err := <-f.result; !errors.Is(err, context.Canceled) {
+		t.Errorf("FollowLog after cancel = %v, want context.Canceled", err)
+	}
+}
+
+func TestFollowLogMissingDir(t *testing.T) {
+	err := FollowLog(context.Background(), filepath.Join(t.TempDir(), "gone", EventsFile), 0,
+		func([]byte) error { return nil }, func() bool { return false })
+	if err == nil {
+		t.Error("FollowLog in a missing directory succeeded")
+	}
+}
+
+func FuzzReadLog(f *testing.F) {
+	for _, seed := range []string{
+		"",
+		event(1) + event(2),
+		event(1) + `{"seq":2`,
+		"garbage\n\n{}\n[]\n",
+		"\x00\xff\n{\"a\":\"\xff\"}\n",
+		`{"a":{"b":[1,2,{"c":null}]}}` + "\n" + `{"unterminated":"` + "\n",
+		"\r\n{}\r\n \t{}\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), EventsFile)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var got [][]byte
+		offset, broken, err := ReadLog(path, func(line []byte) error {
+			if len(line) == 0 || line[len(line)-1] != '\n' {
+				t.Fatalf("line without its newline: %q", line)
+			}
+			got = append(got, bytes.Clone(line))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(bytes.LastIndexByte(data, '\n') + 1); offset != want {
+			t.Fatalf("offset %d, want %d", offset, want)
+		}
+		// encoding/json is the oracle for which complete lines are objects.
+		var want [][]byte
+		complete := data[:offset]
+		for len(complete) > 0 {
+			i := bytes.IndexByte(complete, '\n')
+			line := complete[:i+1]
+			complete = complete[i+1:]
+			if trimmed := bytes.TrimLeft(line, " \t\r"); len(trimmed) > 0 && trimmed[0] == '{' && json.Valid(line) {
+				want = append(want, line)
+			}
+		}
+		if !reflect.DeepEqual(got, want) || broken != bytes.Count(data, []byte{'\n'})-len(want) {
+			t.Fatalf("got %q (%d broken), want %q", got, broken, want)
+		}
+	})
+}

@@ -1,0 +1,48 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// WaitFree blocks until nobody holds the agent's supervisor lock, that is until its supervisor
+// has written the final status and exited, or ctx ends. It does not poll: a shared flock blocks
+// in the kernel and is let go of at once, so a new supervisor can take the lock right after.
+func (a *Agent) WaitFree(ctx context.Context) error {
+	fd, err := unix.Open(a.Path(LockFile), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("wait for %s: %w", a.Name, err)
+	}
+	if unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB) == nil {
+		unix.Close(fd)
+		return nil
+	}
+	done := make(chan error, 1)
+	go func() {
+		// Closing fd from the other side does not interrupt flock; on cancel this goroutine
+		// stays blocked until the lock frees, then lets go of it and closes the descriptor.
+		var err error
+		for {
+			if err = unix.Flock(fd, unix.LOCK_SH); err != unix.EINTR {
+				break
+			}
+		}
+		unix.Close(fd)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("wait for %s: %w", a.Name, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

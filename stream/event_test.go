@@ -1,0 +1,68 @@
+package stream
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+func TestAppendJSONFieldsPerType(t *testing.T) {
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	cost := 0.25
+	code := 3
+	tests := []struct {
+		ev   Event
+		want string
+	}{
+		{Event{Type: TypeOutput, Line: "a\"b\n\x00\xff"},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"output","line":"a\"b\n\u0000\ufffd"}`},
+		{Event{Type: TypeResult, OK: true, Turns: 1},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"result","ok":true,"text":"","turns":1,"duration_ms":0,"cost_usd":null,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0}}`},
+		{Event{Type: TypeResult, CostUSD: &cost, Usage: &Usage{InputTokens: 5}},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"result","ok":false,"text":"","turns":0,"duration_ms":0,"cost_usd":0.25,"usage":{"input_tokens":5,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0}}`},
+		{Event{Type: TypeExit, Code: &code},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"exit","code":3,"signal":null}`},
+		{Event{Type: TypeExit, Signal: "SIGKILL"},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"exit","code":null,"signal":"SIGKILL"}`},
+		{Event{Type: TypeToolUse, ID: "t1", Tool: "Bash", Input: json.RawMessage("{\n \"cmd\": \"ls\"\n}")},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"tool_use","id":"t1","tool":"Bash","input":{"cmd":"ls"}}`},
+		{Event{Type: TypeToolResult, ID: "t1", Output: json.RawMessage("not json")},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"tool_result","id":"t1","tool":"","ok":false,"output":"not json"}`},
+		{Event{Type: TypeUnparsed, Raw: "zz", Truncated: true, Bytes: 10},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"unparsed","raw":"zz","truncated":true,"bytes":10}`},
+		{Event{Type: TypeState, From: Running, To: Waiting, Reason: ReasonQuiet},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"state","from":"running","to":"waiting","reason":"quiet"}`},
+	}
+	for _, tt := range tests {
+		ev := tt.ev
+		ev.V, ev.TS, ev.Agent, ev.Seq = Version, ts, "x", 7
+		got := string(ev.AppendJSON(nil))
+		if got != tt.want {
+			t.Errorf("%s:\ngot  %s\nwant %s", tt.ev.Type, got, tt.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("%s: invalid JSON", tt.ev.Type)
+		}
+		var back Event
+		if err := json.Unmarshal([]byte(got), &back); err != nil || back.Type != tt.ev.Type || back.Seq != 7 {
+			t.Errorf("%s: round trip: %v %+v", tt.ev.Type, err, back)
+		}
+	}
+}
+
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\t\x00\x1f", "\xff\xfe", "\u2028\u2029", "héllo"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := AppendString(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("AppendString(%q) = %s: %v", s, b, err)
+		}
+		if utf8.ValidString(s) && back != s {
+			t.Fatalf("round trip of %q gave %q", s, back)
+		}
+	})
+}

@@ -1,0 +1,120 @@
+// Package commands is agt's command line: one file per verb, each a constructor returning a
+// fresh *cli.Command. Actions check arguments, call spawn and state, and hand results to the
+// output code. Nothing here exits: errors go back to main, usage errors carry exit status 2.
+package commands
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// New returns the agt application.
+func New(version string) *cli.App {
+	app := &cli.App{
+		Name:    "agt",
+		Usage:   "run AI coding agents the Unix way",
+		Version: version,
+		UsageText: "agt [--run-dir DIR] COMMAND [flags] [NAME...]\n\n" +
+			"EXAMPLES:\n" +
+			"   agt spawn demo -- sh -c 'echo hello; sleep 30'\n" +
+			"   agt ps\n" +
+			"   agt tail -f demo\n" +
+			"   agt stop demo",
+		Flags: []cli.Flag{runDirFlag()},
+		Commands: []*cli.Command{
+			spawnCommand(), psCommand(), stopCommand(), tailCommand(), waitCommand(),
+			reapCommand(), superviseCommand(),
+		},
+		HideHelpCommand:           true,
+		DisableSliceFlagSeparator: true,
+		// Only main exits.
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   usageError,
+		CommandNotFound: func(c *cli.Context, name string) {
+			// Replaced by the root action below; kept so urfave/cli never prints usage to stdout.
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return cli.Exit(fmt.Sprintf("unknown command %q\nhint: run 'agt --help' to list commands", c.Args().First()), 2)
+			}
+			return cli.ShowAppHelp(c)
+		},
+	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = usageError
+	}
+	return app
+}
+
+func usageError(c *cli.Context, err error, _ bool) error {
+	msg := err.Error()
+	if c.Command != nil && c.Command.Name != "" {
+		msg = fmt.Sprintf("%s: %s\nhint: run 'agt %s --help' for usage", c.Command.Name, msg, c.Command.Name)
+	}
+	return cli.Exit(msg, 2)
+}
+
+// usagef returns a usage error (exit status 2) for the current command.
+func usagef(c *cli.Context, format string, args ...any) error {
+	return usageError(c, fmt.Errorf(format, args...), true)
+}
+
+// names returns the NAME arguments of a command that takes only names, rejecting flags written
+// after them (urfave/cli stops parsing flags at the first argument).
+func names(c *cli.Context) ([]string, error) {
+	args := c.Args().Slice()
+	if err := flagsAfterName(c, "", args); err != nil {
+		return nil, err
+	}
+	return args, nil
+}
+
+// flagsAfterName returns a usage error showing the right order when args (what follows name,
+// or all the arguments when name is "") hold a flag.
+func flagsAfterName(c *cli.Context, name string, args []string) error {
+	var flags, rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			rest = append(rest, a)
+			continue
+		}
+		flags = append(flags, a)
+		if takesValue(c.Command, a) && !strings.Contains(a, "=") && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
+		}
+	}
+	if len(flags) == 0 {
+		return nil
+	}
+	if name != "" {
+		rest = append([]string{name}, rest...)
+	}
+	return usagef(c, "flag %s after NAME: flags come before NAME, as in 'agt %s %s'",
+		flags[0], c.Command.Name, strings.Join(append(flags, rest...), " "))
+}
+
+// takesValue reports whether the command's flag spelled arg (-x, --xy, --xy=v) takes a value.
+func takesValue(cmd *cli.Command, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if i := strings.IndexByte(name, '='); i >= 0 {
+		name = name[:i]
+	}
+	for _, f := range cmd.Flags {
+		for _, n := range f.Names() {
+			if n == name {
+				if dv, ok := f.(cli.DocGenerationFlag); ok {
+					return dv.TakesValue()
+				}
+			}
+		}
+	}
+	return false
+}

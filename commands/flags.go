@@ -1,0 +1,73 @@
+package commands
+
+import (
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"agt/state"
+)
+
+func runDirFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:    "run-dir",
+		Usage:   "where agents' records live (default $XDG_STATE_HOME/agt or ~/.local/state/agt)",
+		EnvVars: []string{"AGT_RUN_DIR"},
+	}
+}
+
+func jsonFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "json", Usage: "print NDJSON even on a terminal", EnvVars: []string{"AGT_JSON"}}
+}
+
+func formatFlag() cli.Flag {
+	return &cli.StringFlag{
+		Name:    "format",
+		Usage:   "print with a Go template ('{{.Name}} {{.State}}'), or 'table' or 'json'",
+		EnvVars: []string{"AGT_FORMAT"},
+	}
+}
+
+func timeoutFlag(usage string) *cli.DurationFlag {
+	return &cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: usage, Value: 30 * time.Second, EnvVars: []string{"AGT_STOP_TIMEOUT"}}
+}
+
+// openRunDir opens the run directory named by --run-dir, $AGT_RUN_DIR or the XDG default.
+func openRunDir(c *cli.Context) (*state.Dir, error) {
+	root, err := state.ResolveRoot(c.String("run-dir"))
+	if err != nil {
+		return nil, err
+	}
+	return state.Open(root)
+}
+
+// agentsNamed opens the named agents, or every agent when names is empty and all is true.
+// An unknown name is an error with a hint.
+func agentsNamed(d *state.Dir, names []string, all bool) ([]*state.Agent, error) {
+	if len(names) == 0 && all {
+		var err error
+		if names, err = d.Names(); err != nil {
+			return nil, err
+		}
+	}
+	agents := make([]*state.Agent, 0, len(names))
+	for _, n := range names {
+		a, err := d.Agent(n)
+		if err != nil {
+			return nil, withHint(err, "run 'agt ps' to list agents")
+		}
+		agents = append(agents, a)
+	}
+	return agents, nil
+}
+
+// hinted is an error with a hint for the user on its own line.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h hinted) Error() string { return h.err.Error() + "\nhint: " + h.hint }
+func (h hinted) Unwrap() error { return h.err }
+
+func withHint(err error, hint string) error { return hinted{err, hint} }

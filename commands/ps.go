@@ -1,0 +1,167 @@
+package commands
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"agt/spawn"
+	"agt/stream"
+)
+
+func psCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "ps",
+		Usage: "list agents and their states",
+		UsageText: "agt ps [--state STATE] [-q] [--json | --format TEMPLATE] [NAME...]\n\n" +
+			"Lists agents: a table on a terminal, one JSON object per agent otherwise. It never\n" +
+			"starts a process and never waits, so it fits in a shell prompt.\n\n" +
+			"EXAMPLES:\n" +
+			"   agt ps\n" +
+			"   agt ps --state waiting -q\n" +
+			"   agt ps --format '{{.Name}} {{.State}}'",
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "state", Usage: "only agents in this `STATE` (repeatable)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print names only"},
+			jsonFlag(),
+			formatFlag(),
+		},
+		Action: runPs,
+	}
+}
+
+// psRow is one agent as ps shows it; the JSON names are the NDJSON fields, the Go names the
+// template fields.
+type psRow struct {
+	Name     string    `json:"name"`
+	Kind     string    `json:"kind"`
+	State    string    `json:"state"`
+	Reason   string    `json:"reason"`
+	PID      int       `json:"pid"`
+	Started  time.Time `json:"started"`
+	Updated  time.Time `json:"updated"`
+	Since    time.Time `json:"since"`
+	Restarts int       `json:"restarts"`
+	ExitCode *int      `json:"exit_code"`
+	Dir      string    `json:"dir"`
+}
+
+func runPs(c *cli.Context) error {
+	names, err := names(c)
+	if err != nil {
+		return err
+	}
+	states := map[string]bool{}
+	for _, s := range c.StringSlice("state") {
+		for _, s := range strings.Split(s, ",") {
+			if !stream.Known(s) && s != spawn.Unknown {
+				return usagef(c, "--state %q: not a state; want one of starting, running, waiting, stale, restarting, stopping, stopped, exited, failed, lost, unknown", s)
+			}
+			states[s] = true
+		}
+	}
+	out, err := outputFor(c)
+	if err != nil {
+		return err
+	}
+	d, err := openRunDir(c)
+	if err != nil {
+		return err
+	}
+	agents, err := agentsNamed(d, names, true)
+	if err != nil {
+		return err
+	}
+	rows := make([]psRow, 0, len(agents))
+	for _, a := range agents {
+		st := spawn.Observe(a)
+		if len(states) > 0 && !states[st.State] {
+			continue
+		}
+		rows = append(rows, psRow{
+			Name: a.Name, Kind: st.Kind, State: st.State, Reason: st.Reason, PID: st.PID,
+			Started: st.Started, Updated: st.Updated, Since: st.Since,
+			Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
+		})
+	}
+	if c.Bool("quiet") {
+		var b strings.Builder
+		for _, r := range rows {
+			b.WriteString(r.Name)
+			b.WriteByte('\n')
+		}
+		_, err := fmt.Fprint(out.w, b.String())
+		return err
+	}
+	if out.mode == modeTable {
+		return out.table([]string{"NAME", "KIND", "STATE", "FOR", "PID", "RESTARTS", "DIR"}, psTable(rows))
+	}
+	// One buffered write for all rows: ps runs in shell prompts.
+	var buf []byte
+	for i := range rows {
+		if out.mode == modeTemplate {
+			if err := out.item(rows[i], nil); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := json.Marshal(&rows[i])
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, b...), '\n')
+	}
+	_, err = out.w.Write(buf)
+	return err
+}
+
+func psTable(rows []psRow) [][]string {
+	home, _ := os.UserHomeDir()
+	now := time.Now()
+	out := make([][]string, len(rows))
+	for i, r := range rows {
+		pid := "-"
+		if r.PID > 0 && !stream.IsFinal(r.State) && r.State != stream.Lost {
+			pid = strconv.Itoa(r.PID)
+		}
+		state := r.State
+		if r.Reason != "" && (r.State == stream.Waiting || r.State == stream.Stale || r.State == stream.Failed) {
+			state += " (" + r.Reason + ")"
+		}
+		dir := r.Dir
+		if home != "" && strings.HasPrefix(dir, home+"/") {
+			dir = "~" + dir[len(home):]
+		}
+		out[i] = []string{r.Name, dash(r.Kind), state, since(r.Since, now), pid, strconv.Itoa(r.Restarts), dash(dir)}
+	}
+	return out
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// since renders the time since t the way ps does: 42s, 5m, 3h, 2d.
+func since(t, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}

@@ -1,0 +1,217 @@
+package commands
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+	"github.com/urfave/cli/v2"
+
+	"agt/spawn"
+	"agt/state"
+	"agt/stream"
+)
+
+func tailCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "tail",
+		Usage: "print agents' events as NDJSON",
+		UsageText: "agt tail [-f] [-n N] [--since DURATION|TIME] [--type TYPE,...] [NAME...]\n\n" +
+			"Prints the events of the named agents (all when none is named), merged in time order.\n\n" +
+			"EXAMPLES:\n" +
+			"   agt tail demo\n" +
+			"   agt tail -f --type output,exit demo\n" +
+			"   agt tail -n 20 --since 10m\n" +
+			"   agt tail --format '{{.Agent}} {{.Type}} {{.Line}}' demo",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print new events as they come, until every agent has ended"},
+			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events (0: all)"},
+			&cli.StringFlag{Name: "since", Usage: "only events newer than a `DURATION` ago or an RFC 3339 TIME"},
+			&cli.StringSliceFlag{Name: "type", Usage: "only events of these `TYPE`s (comma-separated, repeatable)"},
+			formatFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			names, err := names(c)
+			if err != nil {
+				return err
+			}
+			f := tailFilter{last: c.Int("lines")}
+			if f.last < 0 {
+				return usagef(c, "-n %d: must not be negative", f.last)
+			}
+			if f.since, err = parseSince(c, c.String("since")); err != nil {
+				return err
+			}
+			for _, t := range c.StringSlice("type") {
+				for _, t := range strings.Split(t, ",") {
+					if t = strings.TrimSpace(t); t != "" {
+						if f.types == nil {
+							f.types = map[string]bool{}
+						}
+						f.types[t] = true
+					}
+				}
+			}
+			out, err := outputFor(c)
+			if err != nil {
+				return err
+			}
+			if out.mode == modeTable {
+				out.mode = modeJSON // events are NDJSON on a terminal too
+			}
+			d, err := openRunDir(c)
+			if err != nil {
+				return err
+			}
+			agents, err := agentsNamed(d, names, true)
+			if err != nil {
+				return err
+			}
+			if !c.Bool("follow") {
+				bw := bufio.NewWriterSize(out.w, 64<<10)
+				out.w = bw
+				if _, err := printPast(out, agents, f); err != nil {
+					return err
+				}
+				return bw.Flush()
+			}
+			err = followEvents(c.Context, out, agents, f)
+			if c.Context.Err() != nil {
+				return cli.Exit("", 130)
+			}
+			return err
+		},
+	}
+}
+
+// tailFilter selects events.
+type tailFilter struct {
+	types map[string]bool
+	since time.Time
+	last  int
+}
+
+func (f tailFilter) match(line []byte) bool {
+	if f.types != nil && !f.types[gjson.GetBytes(line, "type").String()] {
+		return false
+	}
+	if !f.since.IsZero() {
+		ts, err := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
+		if err != nil || ts.Before(f.since) {
+			return false
+		}
+	}
+	return true
+}
+
+type pastEvent struct {
+	ts   time.Time
+	line []byte
+}
+
+// printPast prints the events already logged, merged in time order, and returns each log's
+// offset past its last complete line.
+func printPast(out *output, agents []*state.Agent, f tailFilter) ([]int64, error) {
+	offsets := make([]int64, len(agents))
+	var events []pastEvent
+	for i, a := range agents {
+		off, _, err := state.ReadLog(a.Path(state.EventsFile), func(line []byte) error {
+			if f.match(line) {
+				ts, _ := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
+				events = append(events, pastEvent{ts, append([]byte(nil), line...)})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		offsets[i] = off
+	}
+	if len(agents) > 1 {
+		sort.SliceStable(events, func(i, j int) bool { return events[i].ts.Before(events[j].ts) })
+	}
+	if f.last > 0 && len(events) > f.last {
+		events = events[len(events)-f.last:]
+	}
+	for _, e := range events {
+		if err := printEvent(out, e.line); err != nil {
+			return nil, err
+		}
+	}
+	return offsets, nil
+}
+
+func printEvent(out *output, line []byte) error {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	if out.mode != modeTemplate {
+		return out.item(nil, line)
+	}
+	var ev stream.Event
+	if err := ev.UnmarshalJSON(line); err != nil {
+		return nil // broken lines are skipped, as the reader does
+	}
+	return out.item(ev, nil)
+}
+
+// followEvents prints what is logged, then new events as they come, until every agent has
+// reached a final state (or is lost), or ctx ends.
+func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tailFilter) error {
+	// Events are written through a buffer, flushed after every drain of a log: a flood of
+	// small events costs one write per batch, not one per event.
+	bw := bufio.NewWriterSize(out.w, 64<<10)
+	buffered := *out
+	buffered.w = bw
+	out = &buffered
+	offsets, err := printPast(out, agents, f)
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs = make([]error, len(agents))
+	)
+	for i, a := range agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = state.FollowLog(ctx, a.Path(state.EventsFile), offsets[i], func(line []byte) error {
+				if !f.match(line) {
+					return nil
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				return printEvent(out, line)
+			}, func() bool {
+				mu.Lock()
+				bw.Flush()
+				mu.Unlock()
+				return ended(a)
+			})
+		}()
+	}
+	wg.Wait()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ended reports whether a will write no more events: it is final, or its supervisor is gone.
+func ended(a *state.Agent) bool {
+	st := spawn.Observe(a)
+	return stream.IsFinal(st.State) || st.State == stream.Lost
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fakeAgent is a deterministic stand-in for a real agent, with every fault a real one can show.
+// It exits by itself after -lifetime (default a minute), because a test binary killed on
+// timeout runs no cleanup.
+func fakeAgent() {
+	fs := flag.NewFlagSet("fakeagent", flag.ExitOnError)
+	var (
+		replay     = fs.String("replay", "", "print the lines of `FILE` to stdout")
+		delay      = fs.Duration("delay", 0, "pause between replayed lines")
+		exit       = fs.Int("exit", 0, "exit with this code when done")
+		ready      = fs.String("ready", "", "create `FILE` (holding the pid) once started")
+		hold       = fs.String("hold", "", "block until `FILE` exists before exiting")
+		ignoreTerm = fs.Bool("ignore-term", false, "ignore SIGTERM")
+		huge       = fs.Int("huge", 0, "print one line of `N` bytes")
+		hugeNL     = fs.Bool("huge-newline", true, "end the huge line with a newline")
+		repeat     = fs.Int("repeat", 1, "print the huge line this many times")
+		fork       = fs.Int("fork", 0, "start `N` grandchildren that sleep")
+		setsid     = fs.Bool("setsid", false, "grandchildren call setsid")
+		holdStdout = fs.Bool("hold-stdout", false, "grandchildren keep stdout open")
+		pidsFile   = fs.String("pids", "", "write the grandchildren's pids to `FILE`")
+		flood      = fs.Int("flood", 0, "print `MB` megabytes of short lines")
+		garbage    = fs.Bool("garbage", false, "print a NUL byte, invalid UTF-8 and a broken JSON line")
+		fds        = fs.String("fds", "", "write the open descriptors to `FILE`")
+		env        = fs.String("env", "", "print the value of this environment variable")
+		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
+		child      = fs.Bool("child", false, "internal: be a grandchild")
+		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
+	)
+	fs.Parse(os.Args[1:])
+	go func() {
+		time.Sleep(*lifetime)
+		os.Exit(125)
+	}()
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if *child {
+		select {}
+	}
+	if *fds != "" {
+		writeFDs(*fds)
+	}
+	if *ready != "" {
+		writeAtomic(*ready, strconv.Itoa(os.Getpid())+"\n")
+	}
+	if *env != "" {
+		fmt.Printf("%s=%s\n", *env, os.Getenv(*env))
+	}
+	if *fork > 0 {
+		forkChildren(*fork, *setsid, *holdStdout, *ignoreTerm, *pidsFile, *lifetime)
+	}
+	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	if *replay != "" {
+		f, err := os.Open(*replay)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent:", err)
+			os.Exit(2)
+		}
+		r := bufio.NewReaderSize(f, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				out.Write(line)
+				out.Flush()
+				time.Sleep(*delay)
+			}
+			if err != nil {
+				break
+			}
+		}
+		f.Close()
+	}
+	for i := 0; i < *repeat && *huge > 0; i++ {
+		out.Write(bytes.Repeat([]byte{'x'}, *huge))
+		if *hugeNL {
+			out.WriteByte('\n')
+		}
+		out.Flush()
+	}
+	if *flood > 0 {
+		line := []byte(strings.Repeat("flood ", 16) + "\n")
+		for n := 0; n < *flood<<20; n += len(line) {
+			out.Write(line)
+		}
+		out.Flush()
+	}
+	if *garbage {
+		out.WriteString("nul\x00byte\n")
+		out.WriteString("bad\xff\xfeutf8\n")
+		out.WriteString("{\"type\":\"broken\"\n")
+		out.Flush()
+	}
+	if *hold != "" {
+		for {
+			if _, err := os.Stat(*hold); err == nil {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	if *sleep {
+		select {}
+	}
+	os.Exit(*exit)
+}
+
+func forkChildren(n int, setsid, holdStdout, ignoreTerm bool, pidsFile string, lifetime time.Duration) {
+	var pids []string
+	for i := 0; i < n; i++ {
+		args := []string{"-child", "-lifetime", lifetime.String()}
+		if ignoreTerm {
+			args = append(args, "-ignore-term")
+		}
+		cmd := exec.Command("/proc/self/exe", args...)
+		cmd.Args[0] = "fakeagent"
+		if holdStdout {
+			cmd.Stdout = os.Stdout
+		}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+		if err := cmd.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fakeagent: fork:", err)
+			os.Exit(2)
+		}
+		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
+	}
+	if pidsFile != "" {
+		writeAtomic(pidsFile, strings.Join(pids, "\n")+"\n")
+	}
+}
+
+func writeFDs(path string) {
+	// Descriptors the runtime opened itself are close-on-exec; what came through exec is not.
+	entries, _ := os.ReadDir("/proc/self/fd")
+	var fds []string
+	for _, e := range entries {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue // closed already (ReadDir's own), or the runtime's
+		}
+		fds = append(fds, e.Name())
+	}
+	writeAtomic(path, strings.Join(fds, " ")+"\n")
+}
+
+func writeAtomic(path, s string) {
+	tmp := path + ".tmp"
+	os.WriteFile(tmp, []byte(s), 0o644)
+	os.Rename(tmp, path)
+}

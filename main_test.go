@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/tidwall/gjson"
+
+	"agt/pids"
+	"agt/spawn"
+)
+
+// testMarker is set in the environment of everything a script starts, so the cleanup finds
+// every process a script left behind, supervisors and setsid grandchildren included.
+const testMarker = "AGT_TEST_SCRIPT"
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"agt": func() {
+			// Test-only hook: switch the tree sweeps off to prove the tree tests can fail.
+			if os.Getenv("AGT_TEST_GROUP_KILL_ONLY") == "1" {
+				spawn.TestOnlyGroupKillOnly = true
+			}
+			main()
+		},
+		"fakeagent": fakeAgent,
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		RequireExplicitExec: true,
+		RequireUniqueNames:  true,
+		Setup: func(env *testscript.Env) error {
+			marker := fmt.Sprintf("%s-%d-%d", filepath.Base(env.WorkDir), os.Getpid(), time.Now().UnixNano())
+			env.Setenv(testMarker, marker)
+			env.Setenv("AGT_RUN_DIR", filepath.Join(env.WorkDir, "run"))
+			env.Setenv("NO_COLOR", "1")
+			// The race detector sleeps a second at every exit by default.
+			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			env.Defer(func() { killMarked(testMarker + "=" + marker) })
+			return nil
+		},
+		Cmds: map[string]func(*testscript.TestScript, bool, []string){
+			"waitfile":  cmdWaitFile,
+			"waitevent": cmdWaitEvent,
+			"waitstate": cmdWaitState,
+			"jsonl":     cmdJSONL,
+			"gone":      cmdGone,
+			"alive":     cmdAlive,
+			"signal":    cmdSignal,
+			"validlog":  cmdValidLog,
+			"maxrss":    cmdMaxRSS,
+		},
+	})
+}
+
+// killMarked SIGKILLs every process carrying kv in its environment, until none is left.
+func killMarked(kv string) {
+	for i := 0; i < 100; i++ {
+		procs, err := pids.Scan()
+		if err != nil {
+			return
+		}
+		found := false
+		for _, p := range procs {
+			if p.PID != os.Getpid() && p.State != 'Z' && pids.HasEnv(p.PID, kv) {
+				syscall.Kill(p.PID, syscall.SIGKILL)
+				found = true
+			}
+		}
+		if !found {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// poll calls cond every 10 ms until it holds, failing the script after 10 s.
+func poll(ts *testscript.TestScript, what string, cond func() bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			ts.Fatalf("timed out after 10s waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func noNegation(ts *testscript.TestScript, neg bool, name string) {
+	if neg {
+		ts.Fatalf("%s does not support negation", name)
+	}
+}
+
+// waitfile FILE: wait until FILE exists.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "waitfile")
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	path := ts.MkAbs(args[0])
+	poll(ts, path, func() bool { _, err := os.Stat(path); return err == nil })
+}
+
+func eventsPath(ts *testscript.TestScript, name string) string {
+	return filepath.Join(ts.Getenv("AGT_RUN_DIR"), "agents", name, "events.ndjson")
+}
+
+// waitevent NAME TYPE [PATH=VALUE]: wait until NAME's log holds an event of TYPE (whose gjson
+// PATH has VALUE).
+func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "waitevent")
+	if len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: waitevent NAME TYPE [PATH=VALUE]")
+	}
+	path := eventsPath(ts, args[0])
+	match := func(line string) bool {
+		if gjson.Get(line, "type").String() != args[1] {
+			return false
+		}
+		if len(args) == 3 {
+			k, v, _ := strings.Cut(args[2], "=")
+			return gjson.Get(line, k).String() == v
+		}
+		return true
+	}
+	poll(ts, args[1]+" event of "+args[0], func() bool {
+		b, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(b), "\n") {
+			if match(line) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// waitstate NAME STATE: wait until status.json of NAME says STATE.
+func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "waitstate")
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitstate NAME STATE")
+	}
+	path := filepath.Join(ts.Getenv("AGT_RUN_DIR"), "agents", args[0], "status.json")
+	poll(ts, args[0]+" in state "+args[1], func() bool {
+		b, _ := os.ReadFile(path)
+		return gjson.GetBytes(b, "state").String() == args[1]
+	})
+}
+
+// jsonl FILE QUERY WANT: the gjson QUERY over the NDJSON in FILE (stdout, stderr or a file)
+// gives WANT. `..` queries address the lines: '..#(type=="exit").code'.
+func cmdJSONL(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: jsonl FILE QUERY WANT")
+	}
+	got := gjson.Get(ts.ReadFile(args[0]), args[1]).String()
+	if (got == args[2]) == neg {
+		ts.Fatalf("jsonl %s %s: got %q, want %s%q", args[0], args[1], got, map[bool]string{true: "not ", false: ""}[neg], args[2])
+	}
+}
+
+// readPIDs reads one pid per line (or "PID START BOOT" lines) from FILE.
+func readPIDs(ts *testscript.TestScript, file string) []int {
+	var out []int
+	for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile(file)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		pid, err := strconv.Atoi(f[0])
+		if err != nil || pid <= 0 {
+			ts.Fatalf("%s: bad pid %q", file, line)
+		}
+		out = append(out, pid)
+	}
+	if len(out) == 0 {
+		ts.Fatalf("%s holds no pid", file)
+	}
+	return out
+}
+
+// living reports whether pid names a process that is not a zombie.
+func living(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
+}
+
+// gone FILE: wait until no pid listed in FILE is alive.
+func cmdGone(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "gone")
+	if len(args) != 1 {
+		ts.Fatalf("usage: gone PIDFILE")
+	}
+	for _, pid := range readPIDs(ts, args[0]) {
+		poll(ts, fmt.Sprintf("pid %d to be gone", pid), func() bool { return !living(pid) })
+	}
+}
+
+// alive FILE: every pid listed in FILE is alive now.
+func cmdAlive(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "alive")
+	if len(args) != 1 {
+		ts.Fatalf("usage: alive PIDFILE")
+	}
+	for _, pid := range readPIDs(ts, args[0]) {
+		if !living(pid) {
+			ts.Fatalf("pid %d from %s is not alive", pid, args[0])
+		}
+	}
+}
+
+// signal SIG FILE: send SIG (KILL, TERM, SEGV…) to every pid listed in FILE.
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "signal")
+	if len(args) != 2 {
+		ts.Fatalf("usage: signal SIG PIDFILE")
+	}
+	sigs := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM, "SEGV": syscall.SIGSEGV, "INT": syscall.SIGINT}
+	sig, ok := sigs[args[0]]
+	if !ok {
+		ts.Fatalf("unknown signal %q", args[0])
+	}
+	for _, pid := range readPIDs(ts, args[1]) {
+		ts.Check(syscall.Kill(pid, sig))
+	}
+}
+
+// validlog FILE: the event log FILE ends in a newline, and its lines are valid JSON with a seq
+// that strictly increases. A torn line that a later writer closed (R21) is skipped and logged,
+// as readers skip it; any other broken line fails.
+func cmdValidLog(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "validlog")
+	if len(args) != 1 {
+		ts.Fatalf("usage: validlog FILE")
+	}
+	b, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		ts.Fatalf("%s ends in a torn line", args[0])
+	}
+	var last int64
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 64<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		if !gjson.ValidBytes(line) {
+			if !bytes.HasPrefix(line, []byte(`{"v":1,`)) {
+				ts.Fatalf("%s:%d: not valid JSON: %.80q", args[0], n, line)
+			}
+			ts.Logf("%s:%d: torn event of %d bytes, closed by a later writer", args[0], n, len(line))
+			continue
+		}
+		seq := gjson.GetBytes(line, "seq").Int()
+		if seq <= last {
+			ts.Fatalf("%s:%d: seq %d after %d", args[0], n, seq, last)
+		}
+		last = seq
+	}
+	ts.Check(sc.Err())
+}
+
+// maxrss PIDFILE MB: the peak resident size (VmHWM) of the process in PIDFILE is below MB.
+func cmdMaxRSS(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "maxrss")
+	if len(args) != 2 {
+		ts.Fatalf("usage: maxrss PIDFILE MB")
+	}
+	limit, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	pid := readPIDs(ts, args[0])[0]
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	ts.Check(err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.Atoi(f[1])
+			ts.Logf("peak RSS of pid %d: %d KiB", pid, kb)
+			if kb > limit<<10 {
+				ts.Fatalf("peak RSS %d KiB over %d MiB", kb, limit)
+			}
+			return
+		}
+	}
+	ts.Fatalf("no VmHWM for pid %d", pid)
+}

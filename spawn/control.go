@@ -1,0 +1,180 @@
+package spawn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+	"time"
+
+	"agt/pids"
+	"agt/state"
+	"agt/stream"
+)
+
+// Unknown is the state reported for an agent whose status cannot be read.
+const Unknown = "unknown"
+
+// Observe returns a's status as a reader may trust it (R5): the recorded status while the
+// supervisor holds the lock or once it is final; "lost" when it claims to be alive but nobody
+// holds the lock; "unknown" when there is no readable status. It never starts a process and
+// never waits.
+func Observe(a *state.Agent) *state.Status {
+	st, err := a.ReadStatus()
+	if err != nil {
+		reason := "no status yet"
+		if !errors.Is(err, fs.ErrNotExist) {
+			reason = "status unreadable"
+		}
+		return &state.Status{Name: a.Name, State: Unknown, Reason: reason}
+	}
+	st.Name = a.Name
+	if !stream.IsFinal(st.State) && !a.Supervised() {
+		st.Reason = "supervisor gone (was " + st.State + ")"
+		st.State = stream.Lost
+	}
+	return st
+}
+
+// Stop stops a's agent and returns its final status once written (R13). It writes want=down
+// before any signal (R6). timeout shortens the grace the agent was spawned with: when it passes,
+// a second SIGTERM tells the supervisor to SIGKILL at once. A dead supervisor is not waited
+// for: the agent's tree is reaped from its recorded identities instead (R9).
+func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.Status, error) {
+	if err := a.SetWant("down"); err != nil {
+		return nil, err
+	}
+	st := Observe(a)
+	if stream.IsFinal(st.State) {
+		return st, nil
+	}
+	if !a.Supervised() {
+		if _, err := Reap(a); err != nil {
+			return nil, err
+		}
+		return Observe(a), nil
+	}
+	line, err := a.ReadPID(state.SupervisorPIDFile)
+	if err != nil {
+		return nil, fmt.Errorf("read supervisor pid of %s: %w", a.Name, err)
+	}
+	sup, err := pids.Parse(line)
+	if err != nil {
+		return nil, fmt.Errorf("read supervisor pid of %s: %w", a.Name, err)
+	}
+	if err := pids.Signal(sup, syscall.SIGTERM); err != nil && !errors.Is(err, pids.ErrGone) {
+		return nil, fmt.Errorf("signal supervisor of %s: %w", a.Name, err)
+	}
+	wait := func(d time.Duration) error {
+		wctx, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		return a.WaitFree(wctx)
+	}
+	if err := wait(timeout); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The grace is over: a second SIGTERM makes the supervisor SIGKILL the tree now.
+		pids.Signal(sup, syscall.SIGTERM)
+		if err := wait(5 * time.Second); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("supervisor of %s still running %s after SIGKILL; see %s", a.Name, 5*time.Second+timeout, a.Path(state.SupervisorLog))
+		}
+	}
+	return Observe(a), nil
+}
+
+// Reaped says what Reap did.
+type Reaped struct {
+	Name   string `json:"name"`
+	From   string `json:"from"`
+	Reason string `json:"reason"`
+	Killed int    `json:"killed"`
+}
+
+// Reap finishes an agent whose supervisor is gone: it takes the lock, kills what is left of the
+// tree (only processes whose identity is verified), appends the final events and writes the
+// final status. It returns nil when there was nothing to do (the supervisor lives, or the
+// agent is already final), so a second reap does nothing.
+func Reap(a *state.Agent) (*Reaped, error) {
+	lock, err := a.Lock()
+	if errors.Is(err, state.ErrLocked) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Close()
+	st, err := a.ReadStatus()
+	if err != nil {
+		st = &state.Status{Name: a.Name, State: Unknown}
+	}
+	if stream.IsFinal(st.State) {
+		return nil, nil
+	}
+	r := &Reaped{Name: a.Name, From: st.State, Reason: "supervisor-lost"}
+	boot, _ := pids.BootID()
+	leader, _ := readIdentity(a, state.AgentPIDFile)
+	if leader.Boot != "" && leader.Boot != boot {
+		// After a reboot nothing recorded names our processes any more: signal nothing (R1).
+		r.Reason = "reboot"
+	} else if leader.PID > 0 || st.Instance != "" {
+		t := pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance)}
+		r.Killed = killTree(t)
+	}
+
+	log, last, err := state.OpenLog(a.Path(state.EventsFile))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close()
+	now := time.Now()
+	ev := stream.Event{V: stream.Version, TS: now, Agent: a.Name, Seq: last + 1, Type: stream.TypeState, From: st.State, To: stream.Stopped, Reason: r.Reason}
+	if err := log.Write(append(ev.AppendJSON(nil), '\n')); err != nil {
+		return nil, fmt.Errorf("append to events of %s: %w", a.Name, err)
+	}
+	st.State, st.Reason, st.Since, st.Updated, st.LastSeq = stream.Stopped, r.Reason, now, now, last+1
+	if err := a.WriteStatus(st); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func instanceEnv(instance string) string {
+	if instance == "" {
+		return ""
+	}
+	return "AGT_INSTANCE=" + instance
+}
+
+func readIdentity(a *state.Agent, file string) (pids.Identity, error) {
+	line, err := a.ReadPID(file)
+	if err != nil {
+		return pids.Identity{}, err
+	}
+	return pids.Parse(line)
+}
+
+// killTree sends SIGTERM to the tree, gives it a moment, then SIGKILLs what is left and
+// returns how many processes it signalled at first.
+func killTree(t pids.Tree) int {
+	n, _ := t.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(cleanupGrace)
+	for time.Now().Before(deadline) {
+		if m, err := t.Members(); err == nil && len(m) == 0 {
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i := 0; i < 50; i++ {
+		t.Signal(syscall.SIGKILL)
+		if m, err := t.Members(); err == nil && len(m) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return n
+}

@@ -1,0 +1,167 @@
+// Package spawn starts and supervises agents without a daemon: `agt spawn` reserves the name,
+// writes the record and re-executes agt detached as a supervisor, one per agent, that holds the
+// agent's lock for its whole life, runs the agent in its own session, turns its output into
+// events and stops its whole process tree on request.
+//
+// Invariants: at most one supervisor per name (the lock); a spawn that fails leaves nothing
+// behind (no record, no process); `want` is set to down before any stop signal; exit is learned
+// from wait, never from stdout EOF; only processes whose recorded identity still matches are
+// signalled.
+package spawn
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"agt/state"
+	"agt/stream"
+)
+
+// Options say what to spawn.
+type Options struct {
+	Root        string // run directory
+	Name        string
+	Kind        string // "exec" for any command
+	Argv        []string
+	Dir         string   // working directory
+	Env         []string // KEY=VALUE added to the agent's environment
+	StopTimeout time.Duration
+	IdleAfter   time.Duration
+	StaleAfter  time.Duration
+}
+
+// Start reserves opts.Name, starts its supervisor and returns once the agent has started, with
+// the spawned event as one JSON line (no newline). If the agent cannot start, it returns why and
+// leaves no record behind.
+func Start(ctx context.Context, opts Options) ([]byte, error) {
+	if len(opts.Argv) == 0 {
+		return nil, errors.New("no command to run")
+	}
+	d, err := state.Open(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	a, err := d.Create(opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	spawned, err := start(d, a, opts)
+	if err != nil {
+		a.Remove()
+		return nil, err
+	}
+	return spawned, nil
+}
+
+func start(d *state.Dir, a *state.Agent, opts Options) ([]byte, error) {
+	spec := &state.Spec{
+		Name: opts.Name, Kind: opts.Kind, Argv: opts.Argv, Cwd: opts.Dir, Env: opts.Env,
+		StopTimeout: state.Duration(opts.StopTimeout),
+		IdleAfter:   state.Duration(opts.IdleAfter),
+		StaleAfter:  state.Duration(opts.StaleAfter),
+		Created:     time.Now().UTC(),
+	}
+	if err := a.WriteSpec(spec); err != nil {
+		return nil, err
+	}
+	if err := a.SetWant("up"); err != nil {
+		return nil, err
+	}
+	return launch(d, a)
+}
+
+// launch re-executes agt as the detached supervisor of a and waits on the readiness pipe.
+func launch(d *state.Dir, a *state.Agent) ([]byte, error) {
+	closeInheritedOnExec()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	logf, err := os.OpenFile(a.Path(state.SupervisorLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_CLOEXEC, 0o600)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open supervisor log of %s: %w", a.Name, err)
+	}
+	// /proc/self/exe is this very binary, even if the file was replaced since it started.
+	cmd := &exec.Cmd{
+		Path: "/proc/self/exe",
+		Args: []string{"agt", "--run-dir", d.Root, "supervise", "--ready-fd", "3", a.Name},
+		// Not our stdout or stderr: `$(agt spawn …)` would wait for the supervisor to close them.
+		Stdout:      logf,
+		Stderr:      logf,
+		ExtraFiles:  []*os.File{w},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err = cmd.Start()
+	w.Close()
+	logf.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start supervisor of %s: %w", a.Name, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+
+	var msg readyMsg
+	line, rerr := bufio.NewReader(r).ReadBytes('\n')
+	if rerr == nil {
+		rerr = json.Unmarshal(line, &msg)
+	}
+	switch {
+	case rerr != nil:
+		<-exited
+		return nil, fmt.Errorf("supervisor of %s ended before the agent started: %s", a.Name, logTail(a.Path(state.SupervisorLog)))
+	case msg.Error != "":
+		<-exited // it wrote its last; the record can go
+		return nil, errors.New(msg.Error)
+	}
+	return msg.Spawned, nil
+}
+
+// logTail returns the last line of a log, for error messages.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	s := strings.TrimSpace(string(b))
+	if err != nil || s == "" {
+		return "no diagnostics"
+	}
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if !strings.HasPrefix(lines[i], "agt: hint:") {
+			return strings.TrimPrefix(lines[i], "agt: ")
+		}
+	}
+	return s
+}
+
+// ExitCode is the code a shell would give for the agent's end: its exit code, 128+N when a
+// signal killed it. ok is false when nobody saw how it ended.
+func ExitCode(st *state.Status) (code int, ok bool) {
+	if st.ExitCode != nil {
+		return *st.ExitCode, true
+	}
+	if st.Signal != "" {
+		if n := signalNumber(st.Signal); n > 0 {
+			return 128 + n, true
+		}
+		return 1, true
+	}
+	if st.State == stream.Failed {
+		return 1, true
+	}
+	return 0, false
+}
+
+func signalNumber(name string) int {
+	return int(unix.SignalNum(name))
+}

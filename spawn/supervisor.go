@@ -1,0 +1,641 @@
+package spawn
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"agt/pids"
+	"agt/state"
+	"agt/stream"
+)
+
+// TestOnlyGroupKillOnly switches the descendant and AGT_INSTANCE sweeps off, leaving only the
+// process-group kill. Tests set it to prove that the tree tests can fail; users never do.
+var TestOnlyGroupKillOnly bool
+
+// cleanupGrace is how long processes left behind by an agent that exited on its own get between
+// SIGTERM and SIGKILL.
+const cleanupGrace = time.Second
+
+// supervisor runs one agent. The main goroutine owns the process life cycle (start, wait,
+// stop); the stdout and stderr readers emit events through emit, which mu serializes.
+type supervisor struct {
+	a        *state.Agent
+	spec     *state.Spec
+	instance string
+	leader   pids.Identity
+
+	mu       sync.Mutex // guards everything below
+	log      *state.LogWriter
+	seq      int64
+	pending  []byte // events not yet written
+	events   []stream.Event
+	dec      stream.Decoder
+	machine  stream.Machine
+	snap     stream.Snapshot
+	status   state.Status
+	dirty    bool          // status.json lags behind last_seq
+	kick     chan struct{} // the state changed outside the main loop
+	writeErr error
+}
+
+// readyMsg is the one line the supervisor writes on the readiness pipe.
+type readyMsg struct {
+	Spawned json.RawMessage `json:"spawned,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// Supervise is the hidden `agt supervise` verb: it runs the agent recorded under name in the run
+// directory root, reporting readiness on ready (then closing it), and returns once the agent and
+// everything it started are gone and the final status is written. It answers to signals of its
+// own (SIGTERM stops the agent), not to a context.
+func Supervise(root, name string, ready *os.File) error {
+	report := func(m readyMsg) {
+		if ready == nil {
+			return
+		}
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.Encode(m)
+		ready.Write(b.Bytes())
+		ready.Close()
+		ready = nil
+	}
+	closeInheritedOnExec()
+	s, err := openSupervisor(root, name)
+	if err != nil {
+		report(readyMsg{Error: err.Error()})
+		return err
+	}
+	defer s.close()
+	// The supervisor owns its signals: SIGTERM stops the agent, a second one cuts the grace
+	// short. SIGHUP and SIGINT (a closing terminal) are not ours to act on.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGCHLD)
+	defer signal.Stop(sigs)
+
+	if s.a.Want() == "down" {
+		err := fmt.Errorf("agent %q was stopped before it started", name)
+		s.finish(stream.Failed, "stopped before start", nil)
+		report(readyMsg{Error: err.Error()})
+		return err
+	}
+	spawned, outR, errR, err := s.start()
+	if err != nil {
+		s.emitError(err.Error(), true)
+		s.finish(stream.Failed, "start", nil)
+		report(readyMsg{Error: err.Error()})
+		return err
+	}
+	report(readyMsg{Spawned: spawned})
+
+	readers := s.read(outR, errR)
+	return s.run(sigs, readers)
+}
+
+func openSupervisor(root, name string) (*supervisor, error) {
+	d, err := state.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	a, err := d.Agent(name)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := a.Lock()
+	if err != nil {
+		return nil, fmt.Errorf("lock agent %s: %w", name, err)
+	}
+	// The lock is held until the process exits: it is how readers tell that we live. It is
+	// O_CLOEXEC, so the agent never inherits it. Keep it reachable for the whole life.
+	heldLocks = append(heldLocks, lock)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return nil, fmt.Errorf("become child subreaper: %w", err)
+	}
+	self, err := pids.Self()
+	if err != nil {
+		return nil, err
+	}
+	if err := a.WritePID(state.SupervisorPIDFile, self.String()); err != nil {
+		return nil, err
+	}
+	spec, err := a.ReadSpec()
+	if err != nil {
+		return nil, err
+	}
+	log, last, err := state.OpenLog(a.Path(state.EventsFile))
+	if err != nil {
+		return nil, err
+	}
+	s := &supervisor{
+		a: a, spec: spec, log: log, seq: last,
+		instance: newInstance(),
+		dec:      stream.Text{},
+		machine: stream.Machine{
+			IdleAfter:  time.Duration(spec.IdleAfter),
+			StaleAfter: time.Duration(spec.StaleAfter),
+		},
+		kick: make(chan struct{}, 1),
+	}
+	if old, err := a.ReadStatus(); err == nil {
+		s.status.Restarts = old.Restarts
+	}
+	now := time.Now()
+	s.status = state.Status{
+		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
+		SupervisorPID: self.PID, Instance: s.instance,
+		Restarts: s.status.Restarts, Since: now, Updated: now,
+	}
+	return s, nil
+}
+
+var heldLocks []*state.Lock
+
+func newInstance() string {
+	b := make([]byte, 12)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (s *supervisor) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.log != nil {
+		s.log.Close()
+	}
+}
+
+// start launches the agent in its own session with stdout and stderr on pipes and stdin on
+// /dev/null, records its identity and emits spawned and state events.
+func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
+	argv := s.spec.Argv
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, nil, nil, fmt.Errorf("could not start %s: executable not found in $PATH; is it installed?", argv[0])
+		}
+		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, err
+	}
+	cmd := &exec.Cmd{
+		Path:   path,
+		Args:   argv,
+		Dir:    s.spec.Cwd,
+		Env:    agentEnv(s.spec, s.instance),
+		Stdout: outW,
+		Stderr: errW,
+		// Setsid alone also makes a new process group (Setpgid with it fails with EPERM).
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	err = cmd.Start()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
+	}
+	pid := cmd.Process.Pid
+	// Waits belong to the SIGCHLD loop alone; let go of the handle without waiting.
+	cmd.Process.Release()
+	if id, err := pids.Of(pid); err == nil {
+		s.leader = id
+	} else {
+		s.leader = pids.Identity{PID: pid}
+	}
+	if err := s.a.WritePID(state.AgentPIDFile, s.leader.String()); err != nil {
+		s.emitError(err.Error(), false)
+	}
+
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status.PID = pid
+	s.status.Started = now
+	s.snap = stream.Snapshot{State: "", Activity: now}
+	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: argv, Cwd: s.spec.Cwd, PID: pid}
+	spawned = s.appendLocked(&ev, now)
+	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
+	s.setStateLocked(stream.Starting, "", now)
+	s.writeStatusLocked()
+	return spawned, outR, errR, nil
+}
+
+// agentEnv is the supervisor's own environment (inherited from `agt spawn`), then the --env
+// values, then the agt variables, which nothing may override.
+func agentEnv(spec *state.Spec, instance string) []string {
+	env := append(os.Environ(), spec.Env...)
+	return append(env, "AGT_NAME="+spec.Name, "AGT_INSTANCE="+instance)
+}
+
+// read starts the stdout and stderr readers; the returned channel closes when both reach EOF.
+func (s *supervisor) read(outR, errR *os.File) <-chan struct{} {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer outR.Close()
+		s.readStream(outR, s.a.Path(state.StdoutLog), false)
+	}()
+	go func() {
+		defer wg.Done()
+		defer errR.Close()
+		s.readStream(errR, s.a.Path(state.StderrLog), true)
+	}()
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+func (s *supervisor) readStream(r io.Reader, rawPath string, stderr bool) {
+	raw := openCapped(rawPath, rawLogCap)
+	defer raw.Close()
+	lr := newLineReader(r, MaxLine)
+	lr.tee = raw.Write
+	for {
+		line, truncated, n, err := lr.next()
+		if err != nil {
+			s.mu.Lock()
+			s.flushLocked()
+			s.mu.Unlock()
+			return
+		}
+		// Events of lines already read go out in one write; the batch is written before
+		// the reader can block, so batching adds no delay.
+		s.emitLine(line, truncated, n, stderr, !lr.more())
+	}
+}
+
+// emitLine turns one line of agent output into events.
+func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush bool) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = s.events[:0]
+	switch {
+	case stderr:
+		s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
+	case truncated:
+		// A cut line cannot be decoded; keep what fits and say so.
+		if _, text := s.dec.(stream.Text); text {
+			s.events = append(s.events, stream.Event{Type: stream.TypeOutput, Line: string(line)})
+		} else {
+			s.events = append(s.events, stream.Unparsed(line))
+		}
+	default:
+		s.events = s.dec.Decode(s.events, line)
+	}
+	for i := range s.events {
+		ev := &s.events[i]
+		if truncated {
+			ev.Truncated, ev.Bytes = true, n
+		}
+		s.appendLocked(ev, now)
+		s.observeLocked(ev, now)
+	}
+	if flush || len(s.pending) >= maxPending {
+		s.flushLocked()
+	}
+}
+
+// emitError records an error event from the supervisor.
+func (s *supervisor) emitError(msg string, fatal bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ev := stream.Event{Type: stream.TypeError, Message: msg, Source: stream.SourceSupervisor, Fatal: fatal}
+	s.appendLocked(&ev, time.Now())
+	s.flushLocked()
+}
+
+// maxPending bounds the events held for one write.
+const maxPending = 256 << 10
+
+// appendLocked stamps ev and adds its line to the pending batch; flushLocked writes the batch.
+// Every line is whole within one write (R20), and a batch never waits for more input. It
+// returns the line (valid until the next append).
+func (s *supervisor) appendLocked(ev *stream.Event, now time.Time) []byte {
+	s.seq++
+	ev.V, ev.TS, ev.Agent, ev.Seq = stream.Version, now, s.spec.Name, s.seq
+	start := len(s.pending)
+	s.pending = append(ev.AppendJSON(s.pending), '\n')
+	s.status.LastSeq = s.seq
+	s.dirty = true
+	return s.pending[start:]
+}
+
+// flushLocked writes the pending events. When the disk refuses them they are counted as
+// dropped and the agent goes on (R23).
+func (s *supervisor) flushLocked() {
+	if len(s.pending) == 0 {
+		return
+	}
+	if err := s.log.Write(s.pending); err != nil {
+		s.status.Dropped += int64(bytes.Count(s.pending, []byte{'\n'}))
+		if s.writeErr == nil {
+			fmt.Fprintf(os.Stderr, "agt supervise %s: write events: %v\n", s.spec.Name, err)
+		}
+		s.writeErr = err
+	} else {
+		s.writeErr = nil
+	}
+	s.pending = s.pending[:0]
+	if cap(s.pending) > 4*maxPending {
+		s.pending = nil // a huge line passed through: do not keep its buffer
+	}
+}
+
+// observeLocked feeds an event to the state machine and records what it tells about the agent.
+func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
+	switch ev.Type {
+	case stream.TypeSession:
+		s.status.SessionID = ev.SessionID
+		if ev.Model != "" {
+			s.status.Model = ev.Model
+		}
+	case stream.TypeResult:
+		s.status.Turns++
+		if ev.CostUSD != nil {
+			c := *ev.CostUSD
+			if s.status.CostUSD != nil {
+				c += *s.status.CostUSD
+			}
+			s.status.CostUSD = &c
+		}
+		if ev.Usage != nil {
+			s.status.Usage.InputTokens += ev.Usage.InputTokens
+			s.status.Usage.OutputTokens += ev.Usage.OutputTokens
+			s.status.Usage.CacheReadTokens += ev.Usage.CacheReadTokens
+			s.status.Usage.CacheWriteTokens += ev.Usage.CacheWriteTokens
+		}
+	}
+	next := s.machine.Event(s.snap, ev, now)
+	s.moveLocked(next, now)
+}
+
+// moveLocked records a new snapshot, emitting a state event when the state changed.
+func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) {
+	prev := s.snap
+	s.snap = next
+	if next.State == prev.State && next.Reason == prev.Reason {
+		return
+	}
+	ev := stream.Event{Type: stream.TypeState, From: prev.State, To: next.State, Reason: next.Reason}
+	s.appendLocked(&ev, now)
+	s.flushLocked()
+	s.status.State, s.status.Reason, s.status.Since = next.State, next.Reason, next.Since
+	s.writeStatusLocked()
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (s *supervisor) setStateLocked(state, reason string, now time.Time) {
+	next := s.snap
+	next.State, next.Reason, next.Since = state, reason, now
+	s.moveLocked(next, now)
+}
+
+func (s *supervisor) writeStatusLocked() {
+	s.status.Updated = time.Now()
+	st := s.status
+	if err := s.a.WriteStatus(&st); err != nil {
+		fmt.Fprintf(os.Stderr, "agt supervise %s: write status: %v\n", s.spec.Name, err)
+		return
+	}
+	s.dirty = false
+}
+
+// tree is every process that belongs to the agent: its group, the supervisor's descendants,
+// and whatever carries its AGT_INSTANCE.
+func (s *supervisor) tree() pids.Tree {
+	return pids.Tree{
+		Leader:    s.leader,
+		Group:     s.leader.PID,
+		Root:      os.Getpid(),
+		Env:       "AGT_INSTANCE=" + s.instance,
+		GroupOnly: TestOnlyGroupKillOnly,
+	}
+}
+
+// run is the main loop: it waits for the agent's exit (from wait, never from stdout EOF), stop
+// requests and silence deadlines, and returns once the final status is written.
+func (s *supervisor) run(sigs <-chan os.Signal, readers <-chan struct{}) error {
+	var (
+		stopping  bool
+		graceEnd  <-chan time.Time
+		graceAt   time.Time
+		exit      *stream.Exit
+		due       = time.NewTimer(time.Hour)
+		flush     = time.NewTimer(time.Hour)
+		flushArmd bool
+	)
+	defer due.Stop()
+	defer flush.Stop()
+	arm := func() {
+		s.mu.Lock()
+		when := s.machine.Due(s.snap)
+		s.mu.Unlock()
+		if when.IsZero() {
+			due.Stop()
+			return
+		}
+		d := time.Until(when)
+		if d < time.Second {
+			d = time.Second // never tick faster than once a second
+		}
+		due.Reset(d)
+	}
+	arm()
+	stop := func(reason string) {
+		if stopping {
+			// A second request cuts the grace short.
+			graceAt = time.Now()
+			s.tree().Signal(syscall.SIGKILL)
+			return
+		}
+		stopping = true
+		s.a.SetWant("down")
+		s.mu.Lock()
+		s.setStateLocked(stream.Stopping, reason, time.Now())
+		s.mu.Unlock()
+		s.tree().Signal(syscall.SIGTERM)
+		graceAt = time.Now().Add(time.Duration(s.spec.StopTimeout))
+		graceEnd = time.NewTimer(time.Until(graceAt)).C
+	}
+	for exit == nil {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM {
+				stop("stop")
+				continue
+			}
+			exit = s.reap()
+		case <-graceEnd:
+			s.tree().Signal(syscall.SIGKILL)
+		case <-due.C:
+			s.mu.Lock()
+			s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now())
+			s.mu.Unlock()
+			arm()
+		case <-s.kick:
+			arm()
+			if !flushArmd {
+				flush.Reset(time.Second)
+				flushArmd = true
+			}
+		case <-flush.C:
+			flushArmd = false
+			s.mu.Lock()
+			if s.dirty {
+				s.writeStatusLocked()
+			}
+			s.mu.Unlock()
+		}
+		if exit == nil && s.a.Want() == "down" && !stopping {
+			stop("stop")
+		}
+	}
+
+	// The agent is gone. Whatever it left behind goes too: within the stop grace when
+	// stopping, else after a short grace, then SIGKILL; nothing is left when we write the end.
+	deadline := time.Now().Add(cleanupGrace)
+	if stopping {
+		deadline = graceAt
+	}
+	s.sweep(sigs, graceEnd, deadline)
+	s.drain(readers)
+
+	s.mu.Lock()
+	s.events = s.dec.End(s.events[:0], *exit)
+	now := time.Now()
+	for i := range s.events {
+		s.appendLocked(&s.events[i], now)
+	}
+	s.flushLocked()
+	s.mu.Unlock()
+
+	state, reason := stream.Exited, ""
+	switch {
+	case stopping:
+		state, reason = stream.Stopped, "stop"
+	case exit.Signal != "":
+		state, reason = stream.Failed, "killed by "+exit.Signal
+	case exit.Code != 0:
+		state, reason = stream.Failed, fmt.Sprintf("exit code %d", exit.Code)
+	}
+	s.finish(state, reason, exit)
+	return nil
+}
+
+// reap collects every child that has exited (adopted orphans included: we are their subreaper)
+// and returns the agent's exit once it is among them. It is the only place that waits.
+func (s *supervisor) reap() *stream.Exit {
+	var exit *stream.Exit
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || pid <= 0 {
+			return exit
+		}
+		if pid != s.leader.PID {
+			continue
+		}
+		e := stream.Exit{Code: ws.ExitStatus()}
+		if ws.Signaled() {
+			e = stream.Exit{Code: -1, Signal: unix.SignalName(ws.Signal())}
+		}
+		exit = &e
+	}
+}
+
+// sweep signals what is left of the agent's tree until nothing is: SIGTERM first, SIGKILL once
+// the deadline passes (or the stop grace ends), reaping adopted children as they exit.
+func (s *supervisor) sweep(sigs <-chan os.Signal, graceEnd <-chan time.Time, deadline time.Time) {
+	t := s.tree()
+	t.Signal(syscall.SIGTERM)
+	killed := false
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		s.reap()
+		members, err := t.Members()
+		if err == nil && len(members) == 0 {
+			return
+		}
+		if !killed && !time.Now().Before(deadline) {
+			t.Signal(syscall.SIGKILL)
+			killed = true
+		}
+		if killed && time.Now().After(deadline.Add(5*time.Second)) {
+			s.emitError(fmt.Sprintf("%d processes survived SIGKILL", len(members)), false)
+			return
+		}
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM {
+				deadline = time.Now() // a second stop cuts the grace short
+			}
+		case <-graceEnd:
+			deadline = time.Now()
+		case <-tick.C:
+		}
+	}
+}
+
+// drain waits a moment for the readers to reach EOF. Once the tree is gone nobody holds the
+// pipes, so this returns at once unless a process outside the tree kept a copy.
+func (s *supervisor) drain(readers <-chan struct{}) {
+	select {
+	case <-readers:
+	case <-time.After(time.Second):
+		s.emitError("agent output still open after exit; stopped reading", false)
+	}
+}
+
+// finish writes the exit event, the final state event and the final status.
+func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if exit != nil {
+		ev := stream.Event{Type: stream.TypeExit, Signal: exit.Signal}
+		if exit.Signal == "" {
+			code := exit.Code
+			ev.Code = &code
+			s.status.ExitCode = &code
+		}
+		s.status.Signal = exit.Signal
+		s.appendLocked(&ev, now)
+		s.flushLocked()
+	}
+	s.setStateLocked(state, reason, now)
+	s.writeStatusLocked()
+}

@@ -30,6 +30,8 @@ func spawnCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},
+			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none", Value: "auto", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
+			&cli.StringFlag{Name: "base", Usage: "the revision the workspace starts from (jj: @ or @-, git: HEAD)", EnvVars: []string{"AGT_BASE"}},
 			timeoutFlag("grace between SIGTERM and SIGKILL when stopping"),
 			&cli.DurationFlag{Name: "idle-after", Usage: "silence after which a running agent is waiting", Value: stream.DefaultIdleAfter, EnvVars: []string{"AGT_IDLE_AFTER"}},
 			&cli.DurationFlag{Name: "stale-after", Usage: "time waiting after which an agent is stale", Value: stream.DefaultStaleAfter, EnvVars: []string{"AGT_STALE_AFTER"}},
@@ -72,6 +74,9 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
+	if opts.Prepare, err = workspacePrepare(c, name, opts.Dir); err != nil {
+		return err
+	}
 	spawned, err := spawn.Start(c.Context, opts)
 	if err != nil {
 		if errors.Is(err, state.ErrNameTaken) {

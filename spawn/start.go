@@ -38,6 +38,14 @@ type Options struct {
 	StopTimeout time.Duration
 	IdleAfter   time.Duration
 	StaleAfter  time.Duration
+
+	// Prepare, when set, runs once the name is reserved and before the agent starts: it makes
+	// the agent's workspace and returns the directory to run in (replacing Dir), the
+	// workspace's description for the spawned event and the record, and how to undo it when
+	// the agent then cannot start.
+	Prepare func() (dir string, workspace json.RawMessage, undo func(), err error)
+
+	workspace json.RawMessage
 }
 
 // Start reserves opts.Name, starts its supervisor and returns once the agent has started, with
@@ -55,8 +63,21 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	undo := func() {}
+	if opts.Prepare != nil {
+		dir, ws, u, err := opts.Prepare()
+		if err != nil {
+			a.Remove()
+			return nil, err
+		}
+		opts.Dir, opts.workspace = dir, ws
+		if u != nil {
+			undo = u
+		}
+	}
 	spawned, err := start(d, a, opts)
 	if err != nil {
+		undo()
 		a.Remove()
 		return nil, err
 	}
@@ -66,6 +87,7 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 func start(d *state.Dir, a *state.Agent, opts Options) ([]byte, error) {
 	spec := &state.Spec{
 		Name: opts.Name, Kind: opts.Kind, Argv: opts.Argv, Cwd: opts.Dir, Env: opts.Env,
+		Workspace:   opts.workspace,
 		StopTimeout: state.Duration(opts.StopTimeout),
 		IdleAfter:   state.Duration(opts.IdleAfter),
 		StaleAfter:  state.Duration(opts.StaleAfter),

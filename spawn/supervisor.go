@@ -237,7 +237,7 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 	s.status.PID = pid
 	s.status.Started = now
 	s.snap = stream.Snapshot{State: "", Activity: now}
-	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: argv, Cwd: s.spec.Cwd, PID: pid}
+	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: argv, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
 	spawned = s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
 	s.setStateLocked(stream.Starting, "", now)

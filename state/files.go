@@ -30,6 +30,9 @@ type Spec struct {
 	IdleAfter   Duration  `json:"idle_after"`
 	StaleAfter  Duration  `json:"stale_after"`
 	Created     time.Time `json:"created"`
+	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
+	// workspace package wrote it; null when the agent runs in a plain directory.
+	Workspace json.RawMessage `json:"workspace,omitempty"`
 }
 
 // Usage totals tokens over the agent's life.

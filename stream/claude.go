@@ -1,0 +1,507 @@
+package stream
+
+import (
+	"strings"
+
+	"github.com/tidwall/gjson"
+)
+
+// NewClaude returns the decoder of Claude Code's stream-json output
+// (claude -p --output-format stream-json --verbose, with or without --input-format stream-json).
+//
+// It reads:
+//   - system/init → session (only when the session, model or cwd changed: stdin mode repeats
+//     init at every turn); system/api_retry → a warning (error, fatal false);
+//     system/permission_denied → a warning naming the tool;
+//   - assistant → one event per content block: text, or tool_use (also server and MCP tool
+//     blocks); thinking blocks are skipped, and so is the synthetic message the CLI writes for an
+//     API error (is_api_error_message), whose text the failed result repeats;
+//   - user → tool_result for every tool_result block; the content, a string or an array of
+//     blocks, is kept as sent; user prompts and replays are skipped;
+//   - stream_event (--include-partial-messages) → text with delta true for each text_delta; the
+//     assistant line that follows each block still gives the complete text, so a reader takes
+//     either the chunks or the complete texts; thinking, signature and tool-input deltas and the
+//     message/block framing are skipped;
+//   - control_request can_use_tool → permission (id is the request_id to answer, options the
+//     permission_suggestions as sent);
+//   - result → result, preceded by a fatal error when the turn failed. is_error decides, never
+//     subtype (API and auth failures come as subtype success with is_error true).
+//
+// Every other type and subtype is skipped (keep_alive, rate_limit_event, tool_progress,
+// control_response, control_cancel_request, the other system subtypes, …).
+//
+// Cost and usage are per turn. The cost is the sum of model_usage_since_last_result[*].costUSD;
+// without that field it is total_cost_usd minus the previous result's, because total_cost_usd is
+// cumulative per process (and a resumed session starts from the transcript's total, which only
+// model_usage_since_last_result gets right). Tokens come from model_usage_since_last_result too
+// (it counts subagents), else from result.usage.
+func NewClaude() Decoder { return &claudeDecoder{} }
+
+type claudeDecoder struct {
+	open                  bool              // a turn is under way: End synthesizes its result
+	sessionID, model, cwd string            // of the last session event
+	tools                 map[string]string // tool_use id → tool name, for the tool_result
+	lastTotal             float64           // total_cost_usd of the previous result, if any
+	haveTotal             bool
+}
+
+// claudeMaxTools bounds the tool names kept for results that never come.
+const claudeMaxTools = 4096
+
+// claudeLine holds the top-level fields of one line, read in a single pass.
+type claudeLine struct {
+	typ, subtype   string
+	message        gjson.Result // object on assistant/user, string on system/permission_denied
+	event, request gjson.Result
+	sessionID      gjson.Result
+	model, cwd     gjson.Result
+	requestID      gjson.Result
+	apiError       bool // is_api_error_message
+
+	// result
+	isError, result, errors, terminalReason gjson.Result
+	totalCost, sinceLast, usage             gjson.Result
+	numTurns, durationMS                    gjson.Result
+
+	// system/api_retry, system/permission_denied
+	attempt, maxRetries, retryDelay, errorStatus, errorName, toolName gjson.Result
+}
+
+// Decode implements Decoder.
+func (d *claudeDecoder) Decode(dst []Event, line []byte) []Event {
+	root, blank, ok := jsonLine(line)
+	if !ok {
+		if blank {
+			return dst
+		}
+		return append(dst, Unparsed(line))
+	}
+	var l claudeLine
+	root.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			l.typ = v.Str
+		case "subtype":
+			l.subtype = v.Str
+		case "message":
+			l.message = v
+		case "event":
+			l.event = v
+		case "request":
+			l.request = v
+		case "request_id":
+			l.requestID = v
+		case "session_id":
+			l.sessionID = v
+		case "model":
+			l.model = v
+		case "cwd":
+			l.cwd = v
+		case "is_api_error_message":
+			l.apiError = jsonTrue(v)
+		case "is_error":
+			l.isError = v
+		case "result":
+			l.result = v
+		case "errors":
+			l.errors = v
+		case "terminal_reason":
+			l.terminalReason = v
+		case "total_cost_usd", "total_cost":
+			l.totalCost = v
+		case "model_usage_since_last_result":
+			l.sinceLast = v
+		case "usage":
+			l.usage = v
+		case "num_turns":
+			l.numTurns = v
+		case "duration_ms":
+			l.durationMS = v
+		case "attempt":
+			l.attempt = v
+		case "max_retries":
+			l.maxRetries = v
+		case "retry_delay_ms":
+			l.retryDelay = v
+		case "error_status":
+			l.errorStatus = v
+		case "error":
+			l.errorName = v
+		case "tool_name":
+			l.toolName = v
+		}
+		return true
+	})
+	n := len(dst)
+	switch l.typ {
+	case "system":
+		dst = d.system(dst, &l)
+	case "assistant":
+		d.open = true
+		dst = d.assistant(dst, &l)
+	case "user":
+		d.open = true
+		dst = d.user(dst, &l)
+	case "stream_event":
+		d.open = true
+		dst = d.streamEvent(dst, &l)
+	case "control_request":
+		dst = d.controlRequest(dst, &l)
+	case "result":
+		dst = d.result(dst, &l)
+	case "":
+		return append(dst, Unparsed(line))
+	}
+	if len(dst) == n && l.typ != "" && claudeMalformed(&l) {
+		return append(dst, Unparsed(line))
+	}
+	return dst
+}
+
+// claudeMalformed reports a known line type without the field that carries its meaning.
+func claudeMalformed(l *claudeLine) bool {
+	switch l.typ {
+	case "assistant":
+		return !l.message.Get("content").IsArray()
+	case "user":
+		c := l.message.Get("content")
+		return !c.IsArray() && c.Type != gjson.String
+	case "stream_event":
+		return !l.event.IsObject()
+	case "result":
+		return !jsonIsBool(l.isError) && l.subtype == ""
+	case "system":
+		return l.subtype == "init" && l.sessionID.Type != gjson.String
+	}
+	return false
+}
+
+func (d *claudeDecoder) system(dst []Event, l *claudeLine) []Event {
+	switch l.subtype {
+	case "init":
+		if l.sessionID.Type != gjson.String {
+			return dst
+		}
+		d.open = true
+		if l.sessionID.Str == d.sessionID && l.model.Str == d.model && l.cwd.Str == d.cwd {
+			return dst
+		}
+		d.sessionID, d.model, d.cwd = jsonString(l.sessionID), jsonString(l.model), jsonString(l.cwd)
+		return append(dst, Event{Type: TypeSession, SessionID: d.sessionID, Model: d.model, Cwd: d.cwd})
+	case "api_retry":
+		return append(dst, agentError(claudeRetryText(l), false))
+	case "permission_denied":
+		msg := "permission denied"
+		if l.toolName.Str != "" {
+			msg += " for " + l.toolName.Str
+		}
+		if l.message.Type == gjson.String && l.message.Str != "" {
+			msg += ": " + l.message.Str
+		}
+		return append(dst, agentError(msg, false))
+	}
+	return dst
+}
+
+// claudeRetryText describes a system/api_retry line: "API request failed (529 overloaded),
+// retry 1/1 in 520 ms".
+func claudeRetryText(l *claudeLine) string {
+	b := make([]byte, 0, 96)
+	b = append(b, "API request failed"...)
+	if l.errorStatus.Type == gjson.Number || l.errorName.Str != "" {
+		b = append(b, " ("...)
+		if l.errorStatus.Type == gjson.Number {
+			b = append(b, l.errorStatus.Raw...)
+			if l.errorName.Str != "" {
+				b = append(b, ' ')
+			}
+		}
+		b = append(b, l.errorName.Str...)
+		b = append(b, ')')
+	}
+	if l.attempt.Type == gjson.Number {
+		b = append(b, ", retry "...)
+		b = append(b, l.attempt.Raw...)
+		if l.maxRetries.Type == gjson.Number {
+			b = append(b, '/')
+			b = append(b, l.maxRetries.Raw...)
+		}
+	}
+	if l.retryDelay.Type == gjson.Number {
+		b = append(b, " in "...)
+		b = append(b, l.retryDelay.Raw...)
+		b = append(b, " ms"...)
+	}
+	return string(b)
+}
+
+func (d *claudeDecoder) assistant(dst []Event, l *claudeLine) []Event {
+	if l.apiError {
+		return dst
+	}
+	l.message.Get("content").ForEach(func(_, block gjson.Result) bool {
+		dst = d.block(dst, block)
+		return true
+	})
+	return dst
+}
+
+// block decodes one content block of an assistant or user message.
+func (d *claudeDecoder) block(dst []Event, block gjson.Result) []Event {
+	if t := block.Get("type").Str; t == "thinking" || t == "redacted_thinking" {
+		return dst // before reading every field: thinking text is long and skipped
+	}
+	var typ, id, name, text, input, content, isError gjson.Result
+	block.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "type":
+			typ = v
+		case "id":
+			id = v
+		case "name":
+			name = v
+		case "text":
+			text = v
+		case "input":
+			input = v
+		case "tool_use_id":
+			id = v
+		case "content":
+			content = v
+		case "is_error":
+			isError = v
+		}
+		return true
+	})
+	switch t := typ.Str; {
+	case t == "text":
+		if text.Str == "" {
+			return dst
+		}
+		return append(dst, Event{Type: TypeText, Text: jsonString(text)})
+	case t == "tool_use" || t == "server_tool_use" || t == "mcp_tool_use":
+		ev := Event{Type: TypeToolUse, ID: jsonString(id), Tool: jsonString(name), Input: jsonRaw(input)}
+		d.remember(ev.ID, ev.Tool)
+		return append(dst, ev)
+	case strings.HasSuffix(t, "tool_result"):
+		ev := Event{Type: TypeToolResult, ID: jsonString(id), OK: !jsonTrue(isError), Output: jsonRaw(content)}
+		if t != "tool_result" && content.IsObject() {
+			// Server tool results report failure as a content block of type *_error.
+			if strings.HasSuffix(content.Get("type").Str, "_error") {
+				ev.OK = false
+			}
+		}
+		ev.Tool = d.forget(id.Str)
+		return append(dst, ev)
+	}
+	return dst
+}
+
+func (d *claudeDecoder) remember(id, tool string) {
+	if id == "" {
+		return
+	}
+	if d.tools == nil || len(d.tools) >= claudeMaxTools {
+		d.tools = make(map[string]string)
+	}
+	d.tools[id] = tool
+}
+
+func (d *claudeDecoder) forget(id string) string {
+	tool, ok := d.tools[id]
+	if ok {
+		delete(d.tools, id)
+	}
+	return tool
+}
+
+func (d *claudeDecoder) user(dst []Event, l *claudeLine) []Event {
+	content := l.message.Get("content")
+	if !content.IsArray() {
+		return dst // a prompt as plain text
+	}
+	content.ForEach(func(_, block gjson.Result) bool {
+		if strings.HasSuffix(block.Get("type").Str, "tool_result") {
+			dst = d.block(dst, block)
+		}
+		return true
+	})
+	return dst
+}
+
+func (d *claudeDecoder) streamEvent(dst []Event, l *claudeLine) []Event {
+	if l.event.Get("type").Str != "content_block_delta" {
+		return dst
+	}
+	delta := l.event.Get("delta")
+	if delta.Get("type").Str != "text_delta" {
+		return dst
+	}
+	text := delta.Get("text")
+	if text.Str == "" {
+		return dst
+	}
+	return append(dst, Event{Type: TypeText, Text: jsonString(text), Delta: true})
+}
+
+func (d *claudeDecoder) controlRequest(dst []Event, l *claudeLine) []Event {
+	var subtype, tool, input, suggestions gjson.Result
+	l.request.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "subtype":
+			subtype = v
+		case "tool_name":
+			tool = v
+		case "input":
+			input = v
+		case "permission_suggestions":
+			suggestions = v
+		}
+		return true
+	})
+	if subtype.Str != "can_use_tool" {
+		return dst
+	}
+	d.open = true
+	return append(dst, Event{
+		Type:    TypePermission,
+		ID:      jsonString(l.requestID),
+		Tool:    jsonString(tool),
+		Input:   jsonRaw(input),
+		Options: jsonRaw(suggestions),
+	})
+}
+
+func (d *claudeDecoder) result(dst []Event, l *claudeLine) []Event {
+	var ok bool
+	switch {
+	case jsonIsBool(l.isError):
+		ok = !jsonTrue(l.isError)
+	case l.subtype != "":
+		ok = l.subtype == "success"
+	default:
+		return dst
+	}
+	ev := Event{
+		Type:       TypeResult,
+		OK:         ok,
+		Turns:      int(jsonInt(l.numTurns)),
+		DurationMS: jsonInt(l.durationMS),
+		CostUSD:    d.cost(l),
+		Usage:      claudeUsage(l),
+	}
+	if ok {
+		ev.Text = jsonString(l.result)
+	} else {
+		ev.Text = claudeFailure(l)
+		dst = append(dst, agentError(ev.Text, true))
+	}
+	d.open = false
+	clear(d.tools)
+	return append(dst, ev)
+}
+
+// claudeFailure is the message of a failed turn: the result text (API errors), else errors[]
+// prefixed with the terminal reason (max_turns, aborted_tools, …).
+func claudeFailure(l *claudeLine) string {
+	if l.result.Type == gjson.String && l.result.Str != "" {
+		return jsonString(l.result)
+	}
+	msg := jsonJoin(l.errors, "; ")
+	reason := l.terminalReason.Str
+	switch {
+	case msg == "" && reason != "":
+		return strings.Clone(reason)
+	case msg == "" && l.subtype != "":
+		return strings.Clone(l.subtype)
+	case msg == "":
+		return "turn failed"
+	case reason != "" && reason != "completed":
+		return reason + ": " + msg
+	}
+	return msg
+}
+
+// cost returns this turn's cost, or nil when the line reports none.
+func (d *claudeDecoder) cost(l *claudeLine) *float64 {
+	var total float64
+	haveTotal := l.totalCost.Type == gjson.Number
+	if haveTotal {
+		total = l.totalCost.Num
+	}
+	prev, hadPrev := d.lastTotal, d.haveTotal
+	if haveTotal {
+		d.lastTotal, d.haveTotal = total, true
+	}
+	if l.sinceLast.IsObject() {
+		var c float64
+		l.sinceLast.ForEach(func(_, m gjson.Result) bool {
+			if v := m.Get("costUSD"); v.Type == gjson.Number {
+				c += v.Num
+			}
+			return true
+		})
+		return &c
+	}
+	if !haveTotal {
+		return nil
+	}
+	c := total
+	if hadPrev && total >= prev {
+		c = total - prev
+	}
+	return &c
+}
+
+// claudeUsage returns this turn's tokens: model_usage_since_last_result summed over models when
+// it names any, else result.usage. input_tokens never includes cached tokens in Claude's counts.
+func claudeUsage(l *claudeLine) *Usage {
+	var u Usage
+	n := 0
+	if l.sinceLast.IsObject() {
+		l.sinceLast.ForEach(func(_, m gjson.Result) bool {
+			n++
+			m.ForEach(func(k, v gjson.Result) bool {
+				switch k.Str {
+				case "inputTokens":
+					u.InputTokens += jsonInt(v)
+				case "outputTokens":
+					u.OutputTokens += jsonInt(v)
+				case "cacheReadInputTokens":
+					u.CacheReadTokens += jsonInt(v)
+				case "cacheCreationInputTokens":
+					u.CacheWriteTokens += jsonInt(v)
+				}
+				return true
+			})
+			return true
+		})
+	}
+	if n == 0 && l.usage.IsObject() {
+		l.usage.ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "input_tokens":
+				u.InputTokens = jsonInt(v)
+			case "output_tokens":
+				u.OutputTokens = jsonInt(v)
+			case "cache_read_input_tokens":
+				u.CacheReadTokens = jsonInt(v)
+			case "cache_creation_input_tokens":
+				u.CacheWriteTokens = jsonInt(v)
+			}
+			return true
+		})
+	}
+	u.InputTokens, u.OutputTokens = nonNegative(u.InputTokens), nonNegative(u.OutputTokens)
+	u.CacheReadTokens, u.CacheWriteTokens = nonNegative(u.CacheReadTokens), nonNegative(u.CacheWriteTokens)
+	return &u
+}
+
+// End implements Decoder.
+func (d *claudeDecoder) End(dst []Event, exit Exit) []Event {
+	if d.open {
+		dst = append(dst, cutOffResult(exit, nil))
+	}
+	*d = claudeDecoder{}
+	return dst
+}

@@ -1,0 +1,405 @@
+package stream
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("u", false, "rewrite the golden files of the decoder tests")
+
+// formats are the JSON-lines decoders under test, each with its fixtures in testdata/<name>.
+var formats = []struct {
+	name string
+	new  func() Decoder
+}{
+	{"claude", NewClaude},
+	{"codex", NewCodex},
+	{"opencode", NewOpencode},
+	{"gemini", NewGemini},
+}
+
+// fixtures lists the captures of one agent: JSON lines (.jsonl), a single JSON document (.json)
+// and stdin transcripts (.txt, but not EXIT_CODES.txt).
+func fixtures(t testing.TB, agent string) []string {
+	t.Helper()
+	var files []string
+	for _, pattern := range []string{"*.jsonl", "*.json", "*.txt"} {
+		m, err := filepath.Glob(filepath.Join("testdata", agent, pattern))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m {
+			if filepath.Base(f) != "EXIT_CODES.txt" {
+				files = append(files, f)
+			}
+		}
+	}
+	if len(files) == 0 {
+		t.Fatalf("no fixtures in testdata/%s", agent)
+	}
+	return files
+}
+
+func stem(file string) string {
+	base := filepath.Base(file)
+	return strings.TrimSuffix(base, filepath.Ext(base))
+}
+
+var rcPattern = regexp.MustCompile(`\brc=(\d+)`)
+
+// exitCodes reads an EXIT_CODES.txt: "<fixture>[.jsonl] rc=N (comment)" per line.
+func exitCodes(t testing.TB, agent string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", agent, "EXIT_CODES.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := make(map[string]int)
+	for line := range strings.Lines(string(data)) {
+		fields := strings.Fields(line)
+		m := rcPattern.FindStringSubmatch(line)
+		if len(fields) == 0 || m == nil {
+			continue
+		}
+		code, err := strconv.Atoi(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		codes[stem(fields[0])] = code
+	}
+	return codes
+}
+
+// stdoutLines returns the lines the agent wrote. Transcripts (.txt) also hold what the host
+// wrote to the agent's stdin (">>> ") and notes ("### "): those never reach a decoder.
+func stdoutLines(file string, data []byte) [][]byte {
+	var lines [][]byte
+	for line := range bytes.Lines(data) {
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		if strings.HasSuffix(file, ".txt") && (bytes.HasPrefix(line, []byte(">>> ")) || bytes.HasPrefix(line, []byte("### "))) {
+			continue
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// decodeAll feeds lines to d as the supervisor does, through one reused buffer that is clobbered
+// after every call, then ends the stream. An event that kept a view of the buffer instead of a
+// copy would read differently after the clobbering: that is an error.
+func decodeAll(t testing.TB, d Decoder, lines [][]byte, exit Exit) []Event {
+	t.Helper()
+	var events []Event
+	var buf, early []byte
+	for _, line := range lines {
+		buf = append(buf[:0], line...)
+		n := len(events)
+		events = d.Decode(events, buf)
+		early = append(early, serialize(events[n:])...)
+		for i := range buf {
+			buf[i] = '#'
+		}
+	}
+	if late := serialize(events); !bytes.Equal(early, late) {
+		t.Errorf("events changed when the line buffer was reused:\nbefore:\n%s\nafter:\n%s", early, late)
+	}
+	return d.End(events, exit)
+}
+
+func serialize(events []Event) []byte {
+	var out []byte
+	for i := range events {
+		out = events[i].AppendJSON(out)
+		out = append(out, '\n')
+	}
+	return out
+}
+
+// checkEvents asserts what holds for every event a decoder writes.
+func checkEvents(t testing.TB, events []Event) {
+	t.Helper()
+	for i := range events {
+		e := &events[i]
+		if e.V != 0 || !e.TS.IsZero() || e.Agent != "" || e.Seq != 0 {
+			t.Errorf("event %d: decoder set v/ts/agent/seq: %+v", i, e)
+		}
+		switch e.Type {
+		case TypeSession, TypeText, TypeToolUse, TypeToolResult, TypePermission, TypeResult, TypeError, TypeUnparsed:
+		default:
+			t.Errorf("event %d: unexpected type %q", i, e.Type)
+		}
+		if e.Type == TypeError && e.Source != SourceAgent {
+			t.Errorf("event %d: error with source %q", i, e.Source)
+		}
+		line := e.AppendJSON(nil)
+		if !json.Valid(line) {
+			t.Errorf("event %d: invalid JSON: %s", i, line)
+		}
+		if bytes.IndexByte(line, '\n') >= 0 {
+			t.Errorf("event %d: newline in %s", i, line)
+		}
+	}
+}
+
+// TestGolden decodes every fixture and compares the events with <fixture>.golden.ndjson;
+// go test ./stream -run Golden -u rewrites them.
+func TestGolden(t *testing.T) {
+	for _, f := range formats {
+		codes := exitCodes(t, f.name)
+		for _, file := range fixtures(t, f.name) {
+			t.Run(f.name+"/"+stem(file), func(t *testing.T) {
+				data, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatal(err)
+				}
+				events := decodeAll(t, f.new(), stdoutLines(file, data), Exit{Code: codes[stem(file)]})
+				checkEvents(t, events)
+				got := serialize(events)
+				golden := filepath.Join("testdata", f.name, stem(file)+".golden.ndjson")
+				if *update {
+					if err := os.WriteFile(golden, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test ./stream -run Golden -u)", err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("events differ from %s (rewrite with -u)\n got:\n%s\nwant:\n%s", golden, got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestUnreadableLines(t *testing.T) {
+	lines := []string{
+		"not json at all",
+		"Reading additional input from stdin...",
+		`{"type":"assistant","message":{"content":[{"type":"text","text":"cut`,
+		`{"type":"result",}`,
+		`[1,2,3]`,
+		`"a string"`,
+		`42`,
+		`{"no_type":true}`,
+		`{"type":7}`,
+		`{"type":"x"} trailing`,
+	}
+	for _, f := range formats {
+		for _, line := range lines {
+			d := f.new()
+			got := d.Decode(nil, []byte(line))
+			if len(got) != 1 || got[0].Type != TypeUnparsed || got[0].Raw != line {
+				t.Errorf("%s: %q gave %+v, want one unparsed event with the raw line", f.name, line, got)
+			}
+		}
+		for _, line := range []string{"", "   ", "\r", "\t \t"} {
+			if got := f.new().Decode(nil, []byte(line)); len(got) != 0 {
+				t.Errorf("%s: blank line %q gave %+v, want nothing", f.name, line, got)
+			}
+		}
+		if got := f.new().Decode(nil, []byte(`{"type":"some_future_event","x":1}`)); len(got) != 0 {
+			t.Errorf("%s: unknown type gave %+v, want nothing", f.name, got)
+		}
+	}
+}
+
+func TestClaudeMalformedKnownTypes(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"assistant"}`,
+		`{"type":"assistant","message":{"content":"text"}}`,
+		`{"type":"user","message":{}}`,
+		`{"type":"result"}`,
+		`{"type":"system","subtype":"init"}`,
+		`{"type":"stream_event","event":3}`,
+	} {
+		got := NewClaude().Decode(nil, []byte(line))
+		if len(got) != 1 || got[0].Type != TypeUnparsed {
+			t.Errorf("%s gave %+v, want unparsed", line, got)
+		}
+	}
+}
+
+func TestClaudeToolResultContentArray(t *testing.T) {
+	d := NewClaude()
+	var ev []Event
+	ev = d.Decode(ev, []byte(`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"a"}}]}}`))
+	ev = d.Decode(ev, []byte(`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":[{"type":"text","text":"line 1"},{"type":"text","text":"line 2"}]}]}}`))
+	want := `{"v":0,"ts":"0001-01-01T00:00:00Z","agent":"","seq":0,"type":"tool_result","id":"t1","tool":"Read","ok":true,"output":[{"type":"text","text":"line 1"},{"type":"text","text":"line 2"}]}`
+	if len(ev) != 2 || string(ev[1].AppendJSON(nil)) != want {
+		t.Fatalf("got %s", serialize(ev))
+	}
+}
+
+func TestClaudeCostWithoutPerTurnUsage(t *testing.T) {
+	// Without model_usage_since_last_result the per-turn cost is the growth of total_cost_usd.
+	d := NewClaude()
+	var ev []Event
+	ev = d.Decode(ev, []byte(`{"type":"result","subtype":"success","is_error":false,"result":"a","total_cost_usd":0.5,"usage":{"input_tokens":10,"output_tokens":2,"cache_read_input_tokens":3,"cache_creation_input_tokens":4}}`))
+	ev = d.Decode(ev, []byte(`{"type":"result","subtype":"success","is_error":false,"result":"b","total_cost_usd":0.75}`))
+	ev = d.Decode(ev, []byte(`{"type":"result","subtype":"success","is_error":false,"result":"c"}`))
+	if len(ev) != 3 {
+		t.Fatalf("got %s", serialize(ev))
+	}
+	if ev[0].CostUSD == nil || *ev[0].CostUSD != 0.5 || ev[1].CostUSD == nil || *ev[1].CostUSD != 0.25 || ev[2].CostUSD != nil {
+		t.Errorf("costs: got %s", serialize(ev))
+	}
+	if *ev[0].Usage != (Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4}) {
+		t.Errorf("usage: got %+v", *ev[0].Usage)
+	}
+}
+
+func TestClaudeIsErrorOutranksSubtype(t *testing.T) {
+	ev := NewClaude().Decode(nil, []byte(`{"type":"result","subtype":"success","is_error":true,"result":"API Error: 500"}`))
+	if len(ev) != 2 || ev[0].Type != TypeError || !ev[0].Fatal || ev[1].Type != TypeResult || ev[1].OK || ev[1].Text != "API Error: 500" {
+		t.Errorf("got %s", serialize(ev))
+	}
+	ev = NewClaude().Decode(nil, []byte(`{"type":"result","subtype":"error_during_execution","is_error":false}`))
+	if len(ev) != 1 || !ev[0].OK {
+		t.Errorf("got %s", serialize(ev))
+	}
+}
+
+func TestCutOffBySignal(t *testing.T) {
+	cases := []struct {
+		new  func() Decoder
+		file string
+	}{
+		{NewClaude, "claude/sigterm_during_tool.jsonl"},
+		{NewCodex, "codex/sigint_mid_command.jsonl"},
+		{NewGemini, "gemini/api_error_429_retrying_killed.jsonl"},
+	}
+	for _, c := range cases {
+		file := filepath.Join("testdata", c.file)
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := decodeAll(t, c.new(), stdoutLines(file, data), Exit{Code: -1, Signal: "SIGTERM"})
+		last := ev[len(ev)-1]
+		if last.Type != TypeResult || last.OK || last.Text != "agent killed by SIGTERM before the turn ended" || last.CostUSD != nil {
+			t.Errorf("%s: last event %s", file, last.AppendJSON(nil))
+		}
+	}
+	// A finished turn leaves nothing to synthesize, whatever the exit.
+	d := NewClaude()
+	ev := decodeAll(t, d, [][]byte{[]byte(`{"type":"result","subtype":"success","is_error":false,"result":"ok"}`)}, Exit{Code: -1, Signal: "SIGKILL"})
+	if len(ev) != 1 {
+		t.Errorf("got %s", serialize(ev))
+	}
+	// Opencode ends its turn with the process: a signal makes it a failure.
+	ev = decodeAll(t, NewOpencode(), [][]byte{[]byte(`{"type":"step_start","sessionID":"ses_1","part":{"type":"step-start"}}`)}, Exit{Code: -1, Signal: "SIGTERM"})
+	if last := ev[len(ev)-1]; last.Type != TypeResult || last.OK || last.Text != "agent killed by SIGTERM before the turn ended" {
+		t.Errorf("opencode: got %s", serialize(ev))
+	}
+}
+
+func TestCodexUsagePerTurnAcrossResume(t *testing.T) {
+	// The same thread, first turn then resumed: a decoder reused for the resumed process
+	// reports the second turn's own tokens, not the thread's total.
+	d := NewCodex()
+	var ev []Event
+	for _, name := range []string{"command_execution.jsonl", "resume_second_turn.jsonl"} {
+		file := filepath.Join("testdata", "codex", name)
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev = decodeAll(t, d, stdoutLines(file, data), Exit{})
+	}
+	last := ev[len(ev)-1]
+	want := Usage{InputTokens: 1500, OutputTokens: 120, CacheReadTokens: 500}
+	if last.Type != TypeResult || *last.Usage != want {
+		t.Errorf("got %s, want usage %+v", last.AppendJSON(nil), want)
+	}
+}
+
+func TestCodexWebSearchKeepsItemID(t *testing.T) {
+	ev := NewCodex().Decode(nil, []byte(`{"type":"item.completed","item":{"id":"item_7","type":"web_search","id":"ws_5","query":"q"}}`))
+	if len(ev) != 2 || ev[0].ID != "item_7" || ev[1].ID != "item_7" || !ev[1].OK {
+		t.Errorf("got %s", serialize(ev))
+	}
+}
+
+func TestGeminiExitMeaning(t *testing.T) {
+	ev := NewGemini().End(nil, Exit{Code: 55})
+	if len(ev) != 1 || ev[0].Text != "agent exited with code 55 (untrusted workspace: pass --skip-trust) before the turn ended" {
+		t.Errorf("got %s", serialize(ev))
+	}
+	ev = NewGemini().End(nil, Exit{Code: 173})
+	if len(ev) != 1 || ev[0].Text != "agent exited with code 173 (API error, HTTP status 429) before the turn ended" {
+		t.Errorf("got %s", serialize(ev))
+	}
+}
+
+// corpus repeats the stdout lines of an agent's fixtures to at least size bytes.
+func corpus(b *testing.B, agent string, size int) (lines [][]byte, n int64) {
+	b.Helper()
+	var one [][]byte
+	for _, file := range fixtures(b, agent) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			b.Fatal(err)
+		}
+		one = append(one, stdoutLines(file, data)...)
+	}
+	for int(n) < size {
+		for _, l := range one {
+			lines = append(lines, l)
+			n += int64(len(l)) + 1
+		}
+	}
+	return lines, n
+}
+
+func benchmarkDecoder(b *testing.B, agent string, newDecoder func() Decoder) {
+	lines, n := corpus(b, agent, 4<<20)
+	b.SetBytes(n)
+	b.ReportAllocs()
+	d := newDecoder()
+	var events []Event
+	for b.Loop() {
+		for _, l := range lines {
+			events = d.Decode(events[:0], l)
+		}
+		events = d.End(events[:0], Exit{})
+	}
+}
+
+func BenchmarkClaude(b *testing.B)   { benchmarkDecoder(b, "claude", NewClaude) }
+func BenchmarkCodex(b *testing.B)    { benchmarkDecoder(b, "codex", NewCodex) }
+func BenchmarkOpencode(b *testing.B) { benchmarkDecoder(b, "opencode", NewOpencode) }
+func BenchmarkGemini(b *testing.B)   { benchmarkDecoder(b, "gemini", NewGemini) }
+
+// fuzzDecoder seeds a fuzz target with every fixture and every line of them, then checks that
+// any input, split into lines, decodes without panic into events that serialize to valid JSON.
+func fuzzDecoder(f *testing.F, agent string, newDecoder func() Decoder) {
+	for _, file := range fixtures(f, agent) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+		for _, l := range stdoutLines(file, data) {
+			f.Add(l)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		events := decodeAll(t, newDecoder(), bytes.Split(data, []byte("\n")), Exit{Code: len(data) % 3})
+		checkEvents(t, events)
+	})
+}
+
+func FuzzClaude(f *testing.F)   { fuzzDecoder(f, "claude", NewClaude) }
+func FuzzCodex(f *testing.F)    { fuzzDecoder(f, "codex", NewCodex) }
+func FuzzOpencode(f *testing.F) { fuzzDecoder(f, "opencode", NewOpencode) }
+func FuzzGemini(f *testing.F)   { fuzzDecoder(f, "gemini", NewGemini) }

@@ -39,6 +39,7 @@ func fakeAgent() {
 		garbage    = fs.Bool("garbage", false, "print a NUL byte, invalid UTF-8 and a broken JSON line")
 		fds        = fs.String("fds", "", "write the open descriptors to `FILE`")
 		env        = fs.String("env", "", "print the value of this environment variable")
+		say        = fs.String("say", "", "print `TEXT`")
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
 		child      = fs.Bool("child", false, "internal: be a grandchild")
 		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
@@ -62,6 +63,9 @@ func fakeAgent() {
 	}
 	if *env != "" {
 		fmt.Printf("%s=%s\n", *env, os.Getenv(*env))
+	}
+	if *say != "" {
+		fmt.Println(*say)
 	}
 	if *fork > 0 {
 		forkChildren(*fork, *setsid, *holdStdout, *ignoreTerm, *pidsFile, *lifetime)

@@ -46,6 +46,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv(testMarker, marker)
 			env.Setenv("AGT_RUN_DIR", filepath.Join(env.WorkDir, "run"))
 			env.Setenv("NO_COLOR", "1")
+			// Real captures of the agents' output, for fake agents to replay.
+			fixtures, err := filepath.Abs(filepath.Join("stream", "testdata"))
+			if err != nil {
+				return err
+			}
+			env.Setenv("FIXTURES", fixtures)
+			// No user config from the machine running the tests.
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			// The race detector sleeps a second at every exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Defer(func() { killMarked(testMarker + "=" + marker) })

@@ -25,7 +25,7 @@ func New(version string) *cli.App {
 		Flags: []cli.Flag{runDirFlag()},
 		Commands: []*cli.Command{
 			spawnCommand(), psCommand(), stopCommand(), tailCommand(), waitCommand(),
-			reapCommand(), superviseCommand(),
+			reapCommand(), agentsCommand(), superviseCommand(),
 		},
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,

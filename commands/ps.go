@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/spawn"
+	"agt/state"
 	"agt/stream"
 )
 
@@ -38,17 +39,22 @@ func psCommand() *cli.Command {
 // psRow is one agent as ps shows it; the JSON names are the NDJSON fields, the Go names the
 // template fields.
 type psRow struct {
-	Name     string    `json:"name"`
-	Kind     string    `json:"kind"`
-	State    string    `json:"state"`
-	Reason   string    `json:"reason"`
-	PID      int       `json:"pid"`
-	Started  time.Time `json:"started"`
-	Updated  time.Time `json:"updated"`
-	Since    time.Time `json:"since"`
-	Restarts int       `json:"restarts"`
-	ExitCode *int      `json:"exit_code"`
-	Dir      string    `json:"dir"`
+	Name      string      `json:"name"`
+	Kind      string      `json:"kind"`
+	State     string      `json:"state"`
+	Reason    string      `json:"reason"`
+	PID       int         `json:"pid"`
+	Started   time.Time   `json:"started"`
+	Updated   time.Time   `json:"updated"`
+	Since     time.Time   `json:"since"`
+	Restarts  int         `json:"restarts"`
+	ExitCode  *int        `json:"exit_code"`
+	Dir       string      `json:"dir"`
+	SessionID string      `json:"session_id,omitempty"`
+	Model     string      `json:"model,omitempty"`
+	Turns     int         `json:"turns"`
+	CostUSD   *float64    `json:"cost_usd"`
+	Usage     state.Usage `json:"usage"`
 }
 
 func runPs(c *cli.Context) error {
@@ -87,6 +93,7 @@ func runPs(c *cli.Context) error {
 			Name: a.Name, Kind: st.Kind, State: st.State, Reason: st.Reason, PID: st.PID,
 			Started: st.Started, Updated: st.Updated, Since: st.Since,
 			Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
+			SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, Usage: st.Usage,
 		})
 	}
 	if c.Bool("quiet") {
@@ -99,7 +106,8 @@ func runPs(c *cli.Context) error {
 		return err
 	}
 	if out.mode == modeTable {
-		return out.table([]string{"NAME", "KIND", "STATE", "FOR", "PID", "RESTARTS", "DIR"}, psTable(rows))
+		header, table := psTable(rows)
+		return out.table(header, table)
 	}
 	// One buffered write for all rows: ps runs in shell prompts.
 	var buf []byte
@@ -120,7 +128,17 @@ func runPs(c *cli.Context) error {
 	return err
 }
 
-func psTable(rows []psRow) [][]string {
+// psTable renders the rows; a COST column appears when any agent reports a cost.
+func psTable(rows []psRow) ([]string, [][]string) {
+	header := []string{"NAME", "KIND", "STATE", "FOR", "PID", "RESTARTS"}
+	withCost := false
+	for _, r := range rows {
+		withCost = withCost || r.CostUSD != nil
+	}
+	if withCost {
+		header = append(header, "COST")
+	}
+	header = append(header, "DIR")
 	home, _ := os.UserHomeDir()
 	now := time.Now()
 	out := make([][]string, len(rows))
@@ -137,9 +155,17 @@ func psTable(rows []psRow) [][]string {
 		if home != "" && strings.HasPrefix(dir, home+"/") {
 			dir = "~" + dir[len(home):]
 		}
-		out[i] = []string{r.Name, dash(r.Kind), state, since(r.Since, now), pid, strconv.Itoa(r.Restarts), dash(dir)}
+		line := []string{r.Name, dash(r.Kind), state, since(r.Since, now), pid, strconv.Itoa(r.Restarts)}
+		if withCost {
+			cost := "-"
+			if r.CostUSD != nil {
+				cost = fmt.Sprintf("$%.2f", *r.CostUSD)
+			}
+			line = append(line, cost)
+		}
+		out[i] = append(line, dash(dir))
 	}
-	return out
+	return header, out
 }
 
 func dash(s string) string {

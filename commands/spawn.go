@@ -2,15 +2,19 @@ package commands
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"agt/config"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
@@ -20,21 +24,29 @@ func spawnCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "spawn",
 		Usage: "start a command as a supervised agent",
-		UsageText: "agt spawn [flags] NAME -- COMMAND [ARG...]\n\n" +
-			"Starts COMMAND in its own session under a detached supervisor and returns once it runs,\n" +
-			"printing the spawned event.\n\n" +
+		UsageText: "agt spawn [flags] NAME [-- COMMAND [ARG...]]\n\n" +
+			"Starts an agent (--agent KIND) or any COMMAND in its own session under a detached\n" +
+			"supervisor and returns once it runs, printing the spawned event.\n\n" +
 			"EXAMPLES:\n" +
+			"   agt spawn --agent claude --prompt 'fix the login bug' fix-auth\n" +
+			"   agt spawn --agent codex --prompt-file task.md --model gpt-5 review\n" +
 			"   agt spawn demo -- sh -c 'echo hello; sleep 30'\n" +
 			"   agt spawn --env DEBUG=1 --dir ~/src/app build -- make -j4\n" +
 			"   agt spawn --wait check -- go vet ./...      # exits with the command's code",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --)", EnvVars: []string{"AGT_AGENT"}},
+			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
+			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from `FILE` (- for stdin)"},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses", EnvVars: []string{"AGT_MODEL"}},
+			&cli.BoolFlag{Name: "plan", Usage: "plan only, where the agent has such a mode (Claude: --permission-mode plan)"},
+			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},
 			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none", Value: "auto", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
 			&cli.StringFlag{Name: "base", Usage: "the revision the workspace starts from (jj: @ or @-, git: HEAD)", EnvVars: []string{"AGT_BASE"}},
-			timeoutFlag("grace between SIGTERM and SIGKILL when stopping"),
-			&cli.DurationFlag{Name: "idle-after", Usage: "silence after which a running agent is waiting", Value: stream.DefaultIdleAfter, EnvVars: []string{"AGT_IDLE_AFTER"}},
-			&cli.DurationFlag{Name: "stale-after", Usage: "time waiting after which an agent is stale", Value: stream.DefaultStaleAfter, EnvVars: []string{"AGT_STALE_AFTER"}},
+			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace between SIGTERM and SIGKILL when stopping (default 30s, or stop_timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
+			&cli.DurationFlag{Name: "idle-after", Usage: "silence after which a running agent is waiting (default 5s, or idle_after)", EnvVars: []string{"AGT_IDLE_AFTER"}},
+			&cli.DurationFlag{Name: "stale-after", Usage: "time waiting after which an agent is stale (default 10m, or stale_after)", EnvVars: []string{"AGT_STALE_AFTER"}},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the agent's events until it ends (Ctrl-C detaches)"},
 			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C stops it)"},
 			jsonFlag(),
@@ -57,9 +69,6 @@ func runSpawn(c *cli.Context) error {
 	}
 	if err := state.ValidateName(name); err != nil {
 		return cli.Exit(err, 2)
-	}
-	if len(argv) == 0 {
-		return usagef(c, "missing COMMAND: agt spawn [flags] %s -- COMMAND [ARG...]", name)
 	}
 	opts, err := spawnOptions(c, name, argv)
 	if err != nil {
@@ -132,12 +141,132 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, er
 			return spawn.Options{}, usagef(c, "--%s %s: must not be negative", f, c.Duration(f))
 		}
 	}
-	return spawn.Options{
-		Name: name, Kind: "exec", Argv: argv, Dir: dir, Env: env,
-		StopTimeout: c.Duration("timeout"),
-		IdleAfter:   c.Duration("idle-after"),
-		StaleAfter:  c.Duration("stale-after"),
-	}, nil
+	cfg, err := config.Load(dir)
+	if err != nil {
+		return spawn.Options{}, err
+	}
+	kind, err := pickKind(c, cfg, name, argv)
+	if err != nil {
+		return spawn.Options{}, err
+	}
+	prompt, err := readPrompt(c)
+	if err != nil {
+		return spawn.Options{}, err
+	}
+	opts := spawn.Options{
+		Name: name, Kind: kind.Name, Dir: dir, Prompt: prompt,
+		Format: kind.Format, Stdin: kind.Stdin, Model: c.String("model"),
+		StopTimeout:  durationSetting(c, "timeout", cfg.StopTimeout),
+		IdleAfter:    durationSetting(c, "idle-after", cfg.IdleAfter),
+		StaleAfter:   durationSetting(c, "stale-after", cfg.StaleAfter),
+		ResumePrompt: kind.ResumePrompt,
+	}
+	for _, key := range sortedKeys(kind.Env) {
+		opts.Env = append(opts.Env, key+"="+kind.Env[key])
+	}
+	opts.Env = append(opts.Env, env...)
+	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Args: c.StringSlice("arg")}
+	if kind.Name == config.Exec {
+		if opts.Model != "" || extras.Plan {
+			return spawn.Options{}, usagef(c, "--model and --plan need an agent kind (--agent); a plain command takes its own flags")
+		}
+		// A plain command is taken literally: agt substitutes nothing in it.
+		for _, a := range append(argv, extras.Args...) {
+			opts.Argv = append(opts.Argv, strings.ReplaceAll(a, "$", "$$"))
+		}
+		return opts, nil
+	}
+	if opts.Argv, err = kind.Template(false, extras); err != nil {
+		return spawn.Options{}, err
+	}
+	if len(kind.Resume) > 0 {
+		if opts.Resume, err = kind.Template(true, extras); err != nil {
+			opts.Resume = nil // a kind may resume without taking these extras; restarts start fresh
+		}
+	}
+	if config.NeedsPrompt(opts.Argv) && prompt == nil {
+		return spawn.Options{}, usagef(c, "agent kind %s needs a prompt: give --prompt TEXT or --prompt-file FILE", kind.Name)
+	}
+	if kind.SessionUUID {
+		opts.SessionID = newUUID()
+	}
+	return opts, nil
+}
+
+// pickKind decides what to run: --agent KIND, else a command after -- (exec), else the
+// configured default_agent.
+func pickKind(c *cli.Context, cfg *config.Config, name string, argv []string) (*config.Kind, error) {
+	kindName := c.String("agent")
+	switch {
+	case kindName != "" && len(argv) > 0 && kindName != config.Exec:
+		return nil, usagef(c, "give --agent %s or a command after --, not both (pass the agent's own flags with --arg)", kindName)
+	case kindName == "" && len(argv) > 0:
+		kindName = config.Exec
+	case kindName == "":
+		kindName = cfg.DefaultAgent
+	}
+	if kindName == "" {
+		return nil, usagef(c, "missing COMMAND or --agent: agt spawn [flags] %s -- COMMAND [ARG...], or agt spawn --agent KIND %s", name, name)
+	}
+	kind, err := cfg.Kind(kindName)
+	if err != nil {
+		return nil, cli.Exit(err.Error(), 2)
+	}
+	if kind.Name == config.Exec && len(argv) == 0 {
+		return nil, usagef(c, "missing COMMAND: agt spawn [flags] %s -- COMMAND [ARG...]", name)
+	}
+	return kind, nil
+}
+
+// readPrompt returns the prompt from --prompt or --prompt-file (- is stdin), nil for none.
+func readPrompt(c *cli.Context) (*string, error) {
+	text, file := c.String("prompt"), c.String("prompt-file")
+	switch {
+	case c.IsSet("prompt") && file != "":
+		return nil, usagef(c, "give --prompt or --prompt-file, not both")
+	case c.IsSet("prompt"):
+		return &text, nil
+	case file == "":
+		return nil, nil
+	}
+	var b []byte
+	var err error
+	if file == "-" {
+		b, err = io.ReadAll(os.Stdin)
+	} else {
+		b, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read prompt: %w", err)
+	}
+	p := string(b)
+	return &p, nil
+}
+
+// durationSetting is a flag's value when it was given, else the configured one.
+func durationSetting(c *cli.Context, flag string, configured time.Duration) time.Duration {
+	if c.IsSet(flag) {
+		return c.Duration(flag)
+	}
+	return configured
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // printSpawned prints the spawned event: as is in NDJSON, through the template, or as one

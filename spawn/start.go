@@ -29,15 +29,22 @@ import (
 
 // Options say what to spawn.
 type Options struct {
-	Root        string // run directory
-	Name        string
-	Kind        string // "exec" for any command
-	Argv        []string
-	Dir         string   // working directory
-	Env         []string // KEY=VALUE added to the agent's environment
-	StopTimeout time.Duration
-	IdleAfter   time.Duration
-	StaleAfter  time.Duration
+	Root         string // run directory
+	Name         string
+	Kind         string   // "exec" for any command
+	Argv         []string // start argv template: $AGT_* tokens are expanded at each start
+	Resume       []string // resume argv template, for restarts
+	Format       string   // stdout format: claude, codex, opencode, gemini or text
+	Stdin        string   // "none" or "stream-json"
+	Model        string
+	SessionID    string // known in advance (a UUID agt chose), or ""
+	Prompt       *string
+	ResumePrompt string
+	Dir          string   // working directory
+	Env          []string // KEY=VALUE added to the agent's environment
+	StopTimeout  time.Duration
+	IdleAfter    time.Duration
+	StaleAfter   time.Duration
 
 	// Prepare, when set, runs once the name is reserved and before the agent starts: it makes
 	// the agent's workspace and returns the directory to run in (replacing Dir), the
@@ -87,11 +94,20 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 func start(d *state.Dir, a *state.Agent, opts Options) ([]byte, error) {
 	spec := &state.Spec{
 		Name: opts.Name, Kind: opts.Kind, Argv: opts.Argv, Cwd: opts.Dir, Env: opts.Env,
-		Workspace:   opts.workspace,
+		Workspace: opts.workspace,
+		Format:    opts.Format, Stdin: opts.Stdin, Resume: opts.Resume, ResumePrompt: opts.ResumePrompt,
+		Model: opts.Model, SessionID: opts.SessionID,
 		StopTimeout: state.Duration(opts.StopTimeout),
 		IdleAfter:   state.Duration(opts.IdleAfter),
 		StaleAfter:  state.Duration(opts.StaleAfter),
 		Created:     time.Now().UTC(),
+	}
+	if opts.Prompt != nil {
+		// The prompt stays out of the spec and out of every event: only its size is shown.
+		if err := state.WriteFileAtomic(a.Path(state.PromptFile), []byte(*opts.Prompt)); err != nil {
+			return nil, fmt.Errorf("save prompt of %s: %w", a.Name, err)
+		}
+		spec.PromptBytes = len(*opts.Prompt)
 	}
 	if err := a.WriteSpec(spec); err != nil {
 		return nil, err

@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"agt/config"
 	"agt/pids"
 	"agt/state"
 	"agt/stream"
@@ -33,6 +34,7 @@ const cleanupGrace = time.Second
 // supervisor runs one agent. The main goroutine owns the process life cycle (start, wait,
 // stop); the stdout and stderr readers emit events through emit, which mu serializes.
 type supervisor struct {
+	root     string
 	a        *state.Agent
 	spec     *state.Spec
 	instance string
@@ -49,6 +51,7 @@ type supervisor struct {
 	status   state.Status
 	dirty    bool          // status.json lags behind last_seq
 	kick     chan struct{} // the state changed outside the main loop
+	stdin    *os.File      // the agent's stdin pipe, for stream-json kinds
 	writeErr error
 }
 
@@ -143,12 +146,13 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		return nil, err
 	}
 	s := &supervisor{
-		a: a, spec: spec, log: log, seq: last,
+		root: d.Root, a: a, spec: spec, log: log, seq: last,
 		instance: newInstance(),
-		dec:      stream.Text{},
+		dec:      stream.ForFormat(spec.Format),
 		machine: stream.Machine{
 			IdleAfter:  time.Duration(spec.IdleAfter),
 			StaleAfter: time.Duration(spec.StaleAfter),
+			InputOpen:  spec.Stdin == "stream-json",
 		},
 		kick: make(chan struct{}, 1),
 	}
@@ -160,6 +164,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
 		SupervisorPID: self.PID, Instance: s.instance,
 		Restarts: s.status.Restarts, Since: now, Updated: now,
+		SessionID: spec.SessionID, Model: spec.Model,
 	}
 	return s, nil
 }
@@ -181,9 +186,27 @@ func (s *supervisor) close() {
 }
 
 // start launches the agent in its own session with stdout and stderr on pipes and stdin on
-// /dev/null, records its identity and emits spawned and state events.
+// /dev/null (or a pipe carrying the prompt, for stream-json kinds), records its identity and
+// emits spawned and state events.
 func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
-	argv := s.spec.Argv
+	prompt, err := s.prompt()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	vals := s.tokens(prompt)
+	argv, err := config.Expand(s.spec.Argv, vals)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, nil, nil, errors.New("no command to run")
+	}
+	// What events show: the prompt replaced by its size (R27).
+	if prompt != nil {
+		vals["AGT_PROMPT"] = fmt.Sprintf("<prompt: %d bytes>", len(*prompt))
+	}
+	shown, _ := config.Expand(s.spec.Argv, vals)
+
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
@@ -191,6 +214,12 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 		}
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
 	}
+	var pipes []*os.File // the child's ends, closed once it started
+	defer func() {
+		for _, f := range pipes {
+			f.Close()
+		}
+	}()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, nil, err
@@ -201,23 +230,43 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 		outW.Close()
 		return nil, nil, nil, err
 	}
+	pipes = append(pipes, outW, errW)
 	cmd := &exec.Cmd{
 		Path:   path,
 		Args:   argv,
 		Dir:    s.spec.Cwd,
-		Env:    agentEnv(s.spec, s.instance),
+		Env:    s.agentEnv(prompt),
 		Stdout: outW,
 		Stderr: errW,
 		// Setsid alone also makes a new process group (Setpgid with it fails with EPERM).
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
-	if err != nil {
+	var stdinW *os.File
+	if s.spec.Stdin == "stream-json" {
+		// Kinds that read stdin get a pipe that stays open between turns; the prompt is the
+		// first user message. Others get /dev/null: Codex and opencode hang on an open pipe.
+		r, w, err := os.Pipe()
+		if err != nil {
+			outR.Close()
+			errR.Close()
+			return nil, nil, nil, err
+		}
+		pipes = append(pipes, r)
+		cmd.Stdin, stdinW = r, w
+	}
+	if err = cmd.Start(); err != nil {
 		outR.Close()
 		errR.Close()
+		if stdinW != nil {
+			stdinW.Close()
+		}
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
+	}
+	if stdinW != nil {
+		s.stdin = stdinW
+		if prompt != nil {
+			go stdinW.Write(userMessage(*prompt))
+		}
 	}
 	pid := cmd.Process.Pid
 	// Waits belong to the SIGCHLD loop alone; let go of the handle without waiting.
@@ -237,7 +286,7 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 	s.status.PID = pid
 	s.status.Started = now
 	s.snap = stream.Snapshot{State: "", Activity: now}
-	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: argv, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
+	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: shown, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
 	spawned = s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
 	s.setStateLocked(stream.Starting, "", now)
@@ -245,11 +294,57 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 	return spawned, outR, errR, nil
 }
 
-// agentEnv is the supervisor's own environment (inherited from `agt spawn`), then the --env
-// values, then the agt variables, which nothing may override.
-func agentEnv(spec *state.Spec, instance string) []string {
-	env := append(os.Environ(), spec.Env...)
-	return append(env, "AGT_NAME="+spec.Name, "AGT_INSTANCE="+instance)
+// prompt reads the agent's prompt file; nil when it was spawned without one.
+func (s *supervisor) prompt() (*string, error) {
+	if s.spec.PromptBytes == 0 {
+		if _, err := os.Stat(s.a.Path(state.PromptFile)); err != nil {
+			return nil, nil
+		}
+	}
+	b, err := os.ReadFile(s.a.Path(state.PromptFile))
+	if err != nil {
+		return nil, fmt.Errorf("read prompt of %s: %w", s.spec.Name, err)
+	}
+	p := string(b)
+	return &p, nil
+}
+
+// tokens are the values of the $AGT_* tokens for this start.
+func (s *supervisor) tokens(prompt *string) map[string]string {
+	vals := map[string]string{
+		"AGT_NAME":        s.spec.Name,
+		"AGT_PROMPT":      "",
+		"AGT_PROMPT_FILE": "",
+		"AGT_MODEL":       s.spec.Model,
+		"AGT_SESSION_ID":  s.status.SessionID,
+		"AGT_WORKSPACE":   s.spec.Cwd,
+		"AGT_RUN_DIR":     s.root,
+	}
+	if prompt != nil {
+		vals["AGT_PROMPT"] = *prompt
+		vals["AGT_PROMPT_FILE"] = s.a.Path(state.PromptFile)
+	}
+	return vals
+}
+
+// userMessage is a prompt as a Claude stream-json user message line.
+func userMessage(prompt string) []byte {
+	b := []byte(`{"type":"user","message":{"role":"user","content":`)
+	b = stream.AppendString(b, prompt)
+	return append(b, "}}\n"...)
+}
+
+// agentEnv is the supervisor's own environment (inherited from `agt spawn`), then the kind's
+// and the --env values, then the agt variables, which nothing may override.
+func (s *supervisor) agentEnv(prompt *string) []string {
+	env := append(os.Environ(), s.spec.Env...)
+	vals := s.tokens(prompt)
+	for _, t := range config.Tokens {
+		if v := vals[t]; v != "" {
+			env = append(env, t+"="+v)
+		}
+	}
+	return append(env, "AGT_INSTANCE="+s.instance)
 }
 
 // read starts the stdout and stderr readers; the returned channel closes when both reach EOF.

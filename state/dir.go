@@ -51,6 +51,7 @@ const (
 	StdoutLog         = "stdout.log"
 	StderrLog         = "stderr.log"
 	SupervisorLog     = "supervisor.log"
+	PromptFile        = "prompt" // the prompt, 0600, kept for restarts; never in events or logs
 )
 
 const agentsDir = "agents"

@@ -30,6 +30,15 @@ type Spec struct {
 	IdleAfter   Duration  `json:"idle_after"`
 	StaleAfter  Duration  `json:"stale_after"`
 	Created     time.Time `json:"created"`
+	// Kind details: the stdout format, how stdin is used, the resume argv template and the
+	// values of its tokens. The prompt itself is not here: it is in the 0600 prompt file.
+	Format       string   `json:"format,omitempty"`
+	Stdin        string   `json:"stdin,omitempty"`
+	Resume       []string `json:"resume,omitempty"`
+	ResumePrompt string   `json:"resume_prompt,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	SessionID    string   `json:"session_id,omitempty"`
+	PromptBytes  int      `json:"prompt_bytes,omitempty"`
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`

@@ -34,3 +34,19 @@ func (Text) End(dst []Event, _ Exit) []Event { return dst }
 
 // Unparsed returns the event for a line a decoder could not read.
 func Unparsed(line []byte) Event { return Event{Type: TypeUnparsed, Raw: string(line)} }
+
+// ForFormat returns a fresh decoder for a kind's format: claude, codex, opencode, gemini, or
+// text (the default for anything else).
+func ForFormat(format string) Decoder {
+	switch format {
+	case "claude":
+		return NewClaude()
+	case "codex":
+		return NewCodex()
+	case "opencode":
+		return NewOpencode()
+	case "gemini":
+		return NewGemini()
+	}
+	return Text{}
+}

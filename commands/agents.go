@@ -1,0 +1,79 @@
+package commands
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"agt/config"
+)
+
+func agentsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "agents",
+		Usage: "list the agent kinds agt can spawn",
+		UsageText: "agt agents [--json | --format TEMPLATE]\n\n" +
+			"Lists every kind, built-in or from agt.toml, with its argv, its output format and\n" +
+			"whether its program is on PATH.\n\n" +
+			"EXAMPLES:\n" +
+			"   agt agents\n" +
+			"   agt agents | jq -r 'select(.installed) | .name'",
+		Flags: []cli.Flag{jsonFlag(), formatFlag()},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() > 0 {
+				return usagef(c, "agents takes no arguments")
+			}
+			out, err := outputFor(c)
+			if err != nil {
+				return err
+			}
+			dir, err := os.Getwd()
+			if err != nil {
+				return err
+			}
+			cfg, err := config.Load(dir)
+			if err != nil {
+				return err
+			}
+			type row struct {
+				*config.Kind
+				Installed bool `json:"installed"`
+			}
+			var rows [][]string
+			for _, name := range config.Names(cfg.Kinds) {
+				k := cfg.Kinds[name]
+				r := row{Kind: k, Installed: k.Installed()}
+				switch out.mode {
+				case modeTable:
+					installed := "yes"
+					if !r.Installed {
+						installed = "no"
+					}
+					source := "built-in"
+					if !k.Builtin {
+						source = "agt.toml"
+					}
+					argv := strings.Join(k.Start, " ")
+					if k.Name == config.Exec {
+						argv = "COMMAND after --"
+					}
+					rows = append(rows, []string{k.Name, k.Format, installed, source, argv})
+				default:
+					b, err := json.Marshal(r)
+					if err != nil {
+						return err
+					}
+					if err := out.item(r, b); err != nil {
+						return err
+					}
+				}
+			}
+			if out.mode == modeTable {
+				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "FROM", "ARGV"}, rows)
+			}
+			return nil
+		},
+	}
+}

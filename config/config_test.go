@@ -1,0 +1,140 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestExpand(t *testing.T) {
+	vals := map[string]string{"AGT_NAME": "fix", "AGT_PROMPT": "do it; rm -rf $HOME", "AGT_MODEL": ""}
+	tests := []struct {
+		in   []string
+		want []string
+		err  string
+	}{
+		{[]string{"a", "$AGT_NAME", "--name=${AGT_NAME}.x"}, []string{"a", "fix", "--name=fix.x"}, ""},
+		{[]string{"$AGT_PROMPT"}, []string{"do it; rm -rf $HOME"}, ""},
+		{[]string{"$HOME", "cost $$5", "$"}, []string{"$HOME", "cost $5", "$"}, ""},
+		{[]string{"${AGT_NAME"}, []string{"${AGT_NAME"}, ""},
+		{[]string{"$AGT_MODEL"}, []string{""}, ""},
+		{[]string{"$AGT_NOPE"}, nil, "unknown token $AGT_NOPE"},
+	}
+	for _, tt := range tests {
+		got, err := Expand(tt.in, vals)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("Expand(%q): err %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Expand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	k := Builtins()["claude"]
+	got, err := k.Template(false, Extras{Model: "opus", Plan: true, Args: []string{"--max-turns", "3", "$AGT_NAME"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"claude", "--output-format", "stream-json", "--verbose", "--session-id", "$AGT_SESSION_ID",
+		"--model", "$AGT_MODEL", "--permission-mode", "plan", "--max-turns", "3", "$$AGT_NAME", "-p", "$AGT_PROMPT"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// --arg values stay literal through Expand.
+	out, err := Expand(got, map[string]string{"AGT_SESSION_ID": "s", "AGT_MODEL": "opus", "AGT_PROMPT": "p", "AGT_NAME": "n"})
+	if err != nil || out[12] != "$AGT_NAME" {
+		t.Errorf("expanded %q, %v", out, err)
+	}
+	if _, err := Builtins()["codex"].Template(false, Extras{Plan: true}); err == nil {
+		t.Error("codex --plan: no error")
+	}
+	resume, _ := Builtins()["codex"].Template(true, Extras{Model: "m"})
+	if strings.Join(resume, " ") != "codex exec --json --skip-git-repo-check -m $AGT_MODEL resume $AGT_SESSION_ID $AGT_PROMPT" {
+		t.Errorf("codex resume: %q", resume)
+	}
+}
+
+func TestBuiltinsTokensAreKnown(t *testing.T) {
+	for name, k := range Builtins() {
+		if err := k.CheckTokens(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func write(t *testing.T, path, s string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadPrecedence(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
+	write(t, filepath.Join(home, "cfg", "agt", "config.toml"), `
+idle_after = "1s"
+stale_after = "2m"
+[agents.claude]
+env = { FROM = "user" }
+`)
+	proj := filepath.Join(home, "proj")
+	write(t, filepath.Join(proj, "agt.toml"), `
+idle_after = "9s"
+[agents.claude]
+display_name = "Project Claude"
+[workspace]
+mode = "git"
+setup = [["make", "deps"]]
+`)
+	c, err := Load(filepath.Join(proj, "sub", "dir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IdleAfter != 9*time.Second || c.StaleAfter != 2*time.Minute || c.StopTimeout != DefaultStopTimeout {
+		t.Errorf("timings %v %v %v", c.IdleAfter, c.StaleAfter, c.StopTimeout)
+	}
+	k := c.Kinds["claude"]
+	if k.DisplayName != "Project Claude" || k.Env["FROM"] != "user" || k.Builtin || len(k.Start) == 0 {
+		t.Errorf("claude merged wrong: %+v", k)
+	}
+	if c.Workspace.Mode != "git" || len(c.Workspace.Setup) != 1 || c.Workspace.BranchPrefix != "agt/" {
+		t.Errorf("workspace %+v", c.Workspace)
+	}
+	if len(c.Files) != 2 {
+		t.Errorf("files %q", c.Files)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct{ file, want string }{
+		{"[agents.x]\nstart = [\"a\"\n", "agt.toml:2:"},
+		{"idle_after = \"soon\"\n", "want a duration"},
+		{"idle_after = \"-1s\"\n", "must not be negative"},
+		{"[agents.x]\nformat = \"text\"\n", "needs start"},
+		{"[agents.X]\nstart = [\"a\"]\n", "a kind name is"},
+		{"[agents.x]\nstart = [\"a\"]\nstdin = \"tty\"\n", `stdin "tty"`},
+		{"default_agent = \"nope\"\n", `default_agent "nope" is not a kind`},
+		{"[workspace]\nmode = \"svn\"\n", `workspace.mode "svn"`},
+		{"[workspace]\nsetup = [[]]\n", "workspace.setup[0] is empty"},
+		{"bogus = 1\n", "unknown key bogus"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "none"))
+		write(t, filepath.Join(dir, "agt.toml"), tt.file)
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err %v, want %q", tt.file, err, tt.want)
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package config
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Formats a kind's stdout can be in; each has a decoder in package stream.
+var Formats = []string{"claude", "codex", "opencode", "gemini", "text"}
+
+// Stdin modes: "none" gives the agent /dev/null (Codex and opencode hang on an open pipe);
+// "stream-json" keeps a pipe open and writes the prompt to it as a Claude stream-json user
+// message, so the agent serves turn after turn and waits for input between them.
+var StdinModes = []string{"none", "stream-json"}
+
+// Kind describes one kind of agent: how to start it, how to resume its session, how it takes
+// the prompt and what its output looks like. Argv templates hold $AGT_* tokens (see Tokens),
+// substituted without a shell, and at most one $AGT_ARGS element, where the model, plan and
+// --arg arguments go (at the end when there is none).
+type Kind struct {
+	Name         string            `json:"name"`
+	DisplayName  string            `json:"display_name"`
+	Start        []string          `json:"start"`
+	Resume       []string          `json:"resume,omitempty"`
+	ModelArgs    []string          `json:"model_args,omitempty"`
+	PlanArgs     []string          `json:"plan_args,omitempty"`
+	Format       string            `json:"format"`
+	Stdin        string            `json:"stdin"`
+	Env          map[string]string `json:"env,omitempty"`
+	ResumePrompt string            `json:"resume_prompt,omitempty"`
+	Builtin      bool              `json:"builtin"`
+	// SessionUUID: agt gives the agent a fresh UUID as $AGT_SESSION_ID at spawn, so its
+	// session is known before it speaks (Claude's --session-id).
+	SessionUUID bool `json:"session_uuid,omitempty"`
+}
+
+// Exec is the kind of any command given after --.
+const Exec = "exec"
+
+// DefaultResumePrompt is sent to kinds that need a prompt to resume a session.
+const DefaultResumePrompt = "Continue where you left off."
+
+// Builtins returns the built-in kinds, fresh each call.
+func Builtins() map[string]*Kind {
+	return map[string]*Kind{
+		"claude": {
+			Name: "claude", DisplayName: "Claude Code", Builtin: true, Format: "claude", Stdin: "none",
+			Start:       []string{"claude", "--output-format", "stream-json", "--verbose", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
+			Resume:      []string{"claude", "--output-format", "stream-json", "--verbose", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
+			ModelArgs:   []string{"--model", "$AGT_MODEL"},
+			PlanArgs:    []string{"--permission-mode", "plan"},
+			SessionUUID: true,
+		},
+		"codex": {
+			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: "none",
+			Start:     []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "$AGT_PROMPT"},
+			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID", "$AGT_PROMPT"},
+			ModelArgs: []string{"-m", "$AGT_MODEL"},
+		},
+		"opencode": {
+			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: "none",
+			Start:     []string{"opencode", "run", "--format", "json", "$AGT_ARGS", "$AGT_PROMPT"},
+			Resume:    []string{"opencode", "run", "--format", "json", "--session", "$AGT_SESSION_ID", "$AGT_ARGS", "$AGT_PROMPT"},
+			ModelArgs: []string{"-m", "$AGT_MODEL"},
+			PlanArgs:  []string{"--agent", "plan"},
+		},
+		"gemini": {
+			Name: "gemini", DisplayName: "Gemini CLI", Builtin: true, Format: "gemini", Stdin: "none",
+			Start:     []string{"gemini", "-o", "stream-json", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
+			Resume:    []string{"gemini", "-o", "stream-json", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
+			ModelArgs: []string{"-m", "$AGT_MODEL"},
+			PlanArgs:  []string{"--approval-mode", "plan"},
+		},
+		Exec: {
+			Name: Exec, DisplayName: "any command", Builtin: true, Format: "text", Stdin: "none",
+		},
+	}
+}
+
+// Tokens are the $AGT_* names agt substitutes in argv and exports to the agent.
+var Tokens = []string{"AGT_NAME", "AGT_PROMPT", "AGT_PROMPT_FILE", "AGT_MODEL", "AGT_SESSION_ID", "AGT_WORKSPACE", "AGT_RUN_DIR"}
+
+// argsToken marks where the model, plan and --arg arguments go in an argv template.
+const argsToken = "$AGT_ARGS"
+
+// Extras are the optional arguments of one spawn.
+type Extras struct {
+	Model string
+	Plan  bool
+	Args  []string // --arg values, taken literally
+}
+
+// Template returns the argv template of a start (resume false) or a resume, with $AGT_ARGS
+// replaced by the extras. Tokens are left for Expand.
+func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
+	tmpl := k.Start
+	if resume {
+		tmpl = k.Resume
+	}
+	if len(tmpl) == 0 {
+		if resume {
+			return nil, fmt.Errorf("agent kind %s cannot resume a session (no resume argv)", k.Name)
+		}
+		return nil, fmt.Errorf("agent kind %s has no start argv; set start in agt.toml or give the command after --", k.Name)
+	}
+	var extra []string
+	if x.Model != "" && !uses(tmpl, "AGT_MODEL") {
+		if len(k.ModelArgs) == 0 {
+			return nil, fmt.Errorf("agent kind %s takes no --model (set model_args in agt.toml)", k.Name)
+		}
+		extra = append(extra, k.ModelArgs...)
+	}
+	if x.Plan {
+		if len(k.PlanArgs) == 0 {
+			return nil, fmt.Errorf("agent kind %s has no plan mode (set plan_args in agt.toml)", k.Name)
+		}
+		extra = append(extra, k.PlanArgs...)
+	}
+	// --arg values are the user's own words: protect their $ from substitution.
+	for _, a := range x.Args {
+		extra = append(extra, escapeTokens(a))
+	}
+	i := slices.Index(tmpl, argsToken)
+	if i < 0 {
+		return append(slices.Clone(tmpl), extra...), nil
+	}
+	out := slices.Clone(tmpl[:i])
+	out = append(out, extra...)
+	return append(out, tmpl[i+1:]...), nil
+}
+
+// NeedsPrompt reports whether an argv template uses the prompt.
+func NeedsPrompt(tmpl []string) bool { return uses(tmpl, "AGT_PROMPT") }
+
+// uses reports whether a template holds the token (or one it prefixes: AGT_PROMPT covers
+// AGT_PROMPT_FILE).
+func uses(tmpl []string, token string) bool {
+	for _, a := range tmpl {
+		if strings.Contains(a, "$"+token) || strings.Contains(a, "${"+token) {
+			return true
+		}
+	}
+	return false
+}
+
+// Expand substitutes the $AGT_NAME / ${AGT_NAME} tokens of each element with vals. An unknown
+// $AGT_ token is an error; "$$" stands for a literal "$".
+func Expand(tmpl []string, vals map[string]string) ([]string, error) {
+	out := make([]string, len(tmpl))
+	for i, a := range tmpl {
+		s, err := expandOne(a, vals)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func expandOne(s string, vals map[string]string) (string, error) {
+	if !strings.Contains(s, "$") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '$' {
+			b.WriteByte('$')
+			i++
+			continue
+		}
+		name, n := tokenAt(s[i+1:])
+		if !strings.HasPrefix(name, "AGT_") {
+			b.WriteByte('$') // not ours: leave it as it is
+			continue
+		}
+		v, ok := vals[name]
+		if !ok {
+			return "", fmt.Errorf("unknown token $%s in %q; known tokens: $%s", name, s, strings.Join(Tokens, ", $"))
+		}
+		b.WriteString(v)
+		i += n
+	}
+	return b.String(), nil
+}
+
+// tokenAt reads NAME or {NAME} at the start of s, returning the name and the bytes it took.
+func tokenAt(s string) (string, int) {
+	if strings.HasPrefix(s, "{") {
+		if j := strings.IndexByte(s, '}'); j > 0 {
+			return s[1:j], j + 1
+		}
+		return "", 0
+	}
+	j := 0
+	for j < len(s) && (s[j] == '_' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
+		j++
+	}
+	return s[:j], j
+}
+
+func escapeTokens(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// CheckTokens reports an unknown $AGT_ token in any template of k.
+func (k *Kind) CheckTokens() error {
+	vals := map[string]string{}
+	for _, t := range Tokens {
+		vals[t] = ""
+	}
+	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs} {
+		for _, a := range tmpl {
+			if a == argsToken {
+				continue
+			}
+			if _, err := expandOne(a, vals); err != nil {
+				return fmt.Errorf("agent kind %s: %w", k.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Binary returns the program a kind runs (the first element of its start argv), "" for exec.
+func (k *Kind) Binary() string {
+	if len(k.Start) == 0 {
+		return ""
+	}
+	return k.Start[0]
+}
+
+// Installed reports whether the kind's program is on PATH (true for exec, which has none).
+func (k *Kind) Installed() bool {
+	b := k.Binary()
+	if b == "" {
+		return true
+	}
+	_, err := exec.LookPath(b)
+	return err == nil
+}
+
+// Names returns the sorted names of kinds.
+func Names(kinds map[string]*Kind) []string {
+	names := make([]string, 0, len(kinds))
+	for n := range kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -40,6 +40,7 @@ func fakeAgent() {
 		fds        = fs.String("fds", "", "write the open descriptors to `FILE`")
 		env        = fs.String("env", "", "print the value of this environment variable")
 		say        = fs.String("say", "", "print `TEXT`")
+		turns      = fs.String("turns", "", "for every line read on stdin, append it to `FILE`.in and replay FILE")
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
 		child      = fs.Bool("child", false, "internal: be a grandchild")
 		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
@@ -110,6 +111,22 @@ func fakeAgent() {
 		out.WriteString("bad\xff\xfeutf8\n")
 		out.WriteString("{\"type\":\"broken\"\n")
 		out.Flush()
+	}
+	if *turns != "" {
+		in := bufio.NewReader(os.Stdin)
+		for {
+			line, err := in.ReadBytes('\n')
+			if len(line) > 0 {
+				f, _ := os.OpenFile(*turns+".in", os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+				f.Write(line)
+				f.Close()
+				turn, _ := os.ReadFile(*turns)
+				os.Stdout.Write(turn)
+			}
+			if err != nil {
+				break
+			}
+		}
 	}
 	if *hold != "" {
 		for {

@@ -30,9 +30,13 @@ func TestMain(m *testing.M) {
 			if os.Getenv("AGT_TEST_GROUP_KILL_ONLY") == "1" {
 				spawn.TestOnlyGroupKillOnly = true
 			}
+			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
+				spawn.TestOnlyRanFor = d
+			}
 			main()
 		},
 		"fakeagent": fakeAgent,
+		"jj":        fakeJJ,
 	})
 }
 
@@ -52,6 +56,9 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("FIXTURES", fixtures)
+			// Agents that fail stay failed unless a script asks for restarts (--restart), so
+			// that each script sees one run unless restarts are what it tests.
+			env.Setenv("AGT_RESTART", "never")
 			// No user config from the machine running the tests.
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			// The race detector sleeps a second at every exit by default.
@@ -125,12 +132,20 @@ func eventsPath(ts *testscript.TestScript, name string) string {
 	return filepath.Join(ts.Getenv("AGT_RUN_DIR"), "agents", name, "events.ndjson")
 }
 
-// waitevent NAME TYPE [PATH=VALUE]: wait until NAME's log holds an event of TYPE (whose gjson
-// PATH has VALUE).
+// waitevent [-count=N] NAME TYPE [PATH=VALUE]: wait until NAME's log holds N (default 1)
+// events of TYPE (whose gjson PATH has VALUE).
 func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "waitevent")
+	want := 1
+	if len(args) > 0 && strings.HasPrefix(args[0], "-count=") {
+		n, err := strconv.Atoi(strings.TrimPrefix(args[0], "-count="))
+		if err != nil || n < 1 {
+			ts.Fatalf("waitevent: bad %s", args[0])
+		}
+		want, args = n, args[1:]
+	}
 	if len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: waitevent NAME TYPE [PATH=VALUE]")
+		ts.Fatalf("usage: waitevent [-count=N] NAME TYPE [PATH=VALUE]")
 	}
 	path := eventsPath(ts, args[0])
 	match := func(line string) bool {
@@ -143,14 +158,15 @@ func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return true
 	}
-	poll(ts, args[1]+" event of "+args[0], func() bool {
+	poll(ts, fmt.Sprintf("%d %s events of %s", want, args[1], args[0]), func() bool {
 		b, _ := os.ReadFile(path)
+		n := 0
 		for _, line := range strings.Split(string(b), "\n") {
 			if match(line) {
-				return true
+				n++
 			}
 		}
-		return false
+		return n >= want
 	})
 }
 

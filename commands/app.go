@@ -25,7 +25,7 @@ func New(version string) *cli.App {
 		Flags: []cli.Flag{runDirFlag()},
 		Commands: []*cli.Command{
 			spawnCommand(), psCommand(), stopCommand(), tailCommand(), waitCommand(),
-			reapCommand(), agentsCommand(), superviseCommand(),
+			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
 		},
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,

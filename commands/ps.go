@@ -39,22 +39,23 @@ func psCommand() *cli.Command {
 // psRow is one agent as ps shows it; the JSON names are the NDJSON fields, the Go names the
 // template fields.
 type psRow struct {
-	Name      string      `json:"name"`
-	Kind      string      `json:"kind"`
-	State     string      `json:"state"`
-	Reason    string      `json:"reason"`
-	PID       int         `json:"pid"`
-	Started   time.Time   `json:"started"`
-	Updated   time.Time   `json:"updated"`
-	Since     time.Time   `json:"since"`
-	Restarts  int         `json:"restarts"`
-	ExitCode  *int        `json:"exit_code"`
-	Dir       string      `json:"dir"`
-	SessionID string      `json:"session_id,omitempty"`
-	Model     string      `json:"model,omitempty"`
-	Turns     int         `json:"turns"`
-	CostUSD   *float64    `json:"cost_usd"`
-	Usage     state.Usage `json:"usage"`
+	Name      string          `json:"name"`
+	Kind      string          `json:"kind"`
+	State     string          `json:"state"`
+	Reason    string          `json:"reason"`
+	PID       int             `json:"pid"`
+	Started   time.Time       `json:"started"`
+	Updated   time.Time       `json:"updated"`
+	Since     time.Time       `json:"since"`
+	Restarts  int             `json:"restarts"`
+	ExitCode  *int            `json:"exit_code"`
+	Dir       string          `json:"dir"`
+	SessionID string          `json:"session_id,omitempty"`
+	Model     string          `json:"model,omitempty"`
+	Turns     int             `json:"turns"`
+	CostUSD   *float64        `json:"cost_usd"`
+	Usage     state.Usage     `json:"usage"`
+	Workspace json.RawMessage `json:"workspace,omitempty"`
 }
 
 func runPs(c *cli.Context) error {
@@ -94,6 +95,7 @@ func runPs(c *cli.Context) error {
 			Started: st.Started, Updated: st.Updated, Since: st.Since,
 			Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
 			SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, Usage: st.Usage,
+			Workspace: st.Workspace,
 		})
 	}
 	if c.Bool("quiet") {

@@ -42,11 +42,14 @@ func spawnCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},
-			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none", Value: "auto", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
+			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none (default auto, or [workspace] mode)", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
 			&cli.StringFlag{Name: "base", Usage: "the revision the workspace starts from (jj: @ or @-, git: HEAD)", EnvVars: []string{"AGT_BASE"}},
 			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace between SIGTERM and SIGKILL when stopping (default 30s, or stop_timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
 			&cli.DurationFlag{Name: "idle-after", Usage: "silence after which a running agent is waiting (default 5s, or idle_after)", EnvVars: []string{"AGT_IDLE_AFTER"}},
 			&cli.DurationFlag{Name: "stale-after", Usage: "time waiting after which an agent is stale (default 10m, or stale_after)", EnvVars: []string{"AGT_STALE_AFTER"}},
+			&cli.StringFlag{Name: "restart", Usage: "restart policy: on-failure, always or never (default on-failure, or restart)", EnvVars: []string{"AGT_RESTART"}},
+			&cli.IntFlag{Name: "max-restarts", Usage: "failures in a row before the agent is failed for good (default 5, or max_restarts)", EnvVars: []string{"AGT_MAX_RESTARTS"}},
+			&cli.IntFlag{Name: "max-agents", Usage: "refuse to start when this many agents are alive (0: no limit; default max_agents)", EnvVars: []string{"AGT_MAX_AGENTS"}},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the agent's events until it ends (Ctrl-C detaches)"},
 			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C stops it)"},
 			jsonFlag(),
@@ -70,7 +73,7 @@ func runSpawn(c *cli.Context) error {
 	if err := state.ValidateName(name); err != nil {
 		return cli.Exit(err, 2)
 	}
-	opts, err := spawnOptions(c, name, argv)
+	opts, cfg, err := spawnOptions(c, name, argv)
 	if err != nil {
 		return err
 	}
@@ -83,7 +86,7 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, name, opts.Dir); err != nil {
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Dir); err != nil {
 		return err
 	}
 	spawned, err := spawn.Start(c.Context, opts)
@@ -115,43 +118,43 @@ func runSpawn(c *cli.Context) error {
 	return exitWithAgent(c, []*state.Agent{a})
 }
 
-func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, error) {
+func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *config.Config, error) {
 	dir := c.String("dir")
 	if dir == "" {
 		var err error
 		if dir, err = os.Getwd(); err != nil {
-			return spawn.Options{}, fmt.Errorf("find the current directory: %w", err)
+			return spawn.Options{}, nil, fmt.Errorf("find the current directory: %w", err)
 		}
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return spawn.Options{}, err
+		return spawn.Options{}, nil, err
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return spawn.Options{}, fmt.Errorf("working directory %s is not a directory\nhint: give --dir an existing directory", dir)
+		return spawn.Options{}, nil, fmt.Errorf("working directory %s is not a directory\nhint: give --dir an existing directory", dir)
 	}
 	env := c.StringSlice("env")
 	for _, kv := range env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return spawn.Options{}, usagef(c, "--env %q: want KEY=VALUE", kv)
+			return spawn.Options{}, nil, usagef(c, "--env %q: want KEY=VALUE", kv)
 		}
 	}
 	for _, f := range []string{"timeout", "idle-after", "stale-after"} {
 		if c.Duration(f) < 0 {
-			return spawn.Options{}, usagef(c, "--%s %s: must not be negative", f, c.Duration(f))
+			return spawn.Options{}, nil, usagef(c, "--%s %s: must not be negative", f, c.Duration(f))
 		}
 	}
 	cfg, err := config.Load(dir)
 	if err != nil {
-		return spawn.Options{}, err
+		return spawn.Options{}, nil, err
 	}
 	kind, err := pickKind(c, cfg, name, argv)
 	if err != nil {
-		return spawn.Options{}, err
+		return spawn.Options{}, nil, err
 	}
 	prompt, err := readPrompt(c)
 	if err != nil {
-		return spawn.Options{}, err
+		return spawn.Options{}, nil, err
 	}
 	opts := spawn.Options{
 		Name: name, Kind: kind.Name, Dir: dir, Prompt: prompt,
@@ -160,6 +163,26 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, er
 		IdleAfter:    durationSetting(c, "idle-after", cfg.IdleAfter),
 		StaleAfter:   durationSetting(c, "stale-after", cfg.StaleAfter),
 		ResumePrompt: kind.ResumePrompt,
+		Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
+		RestartDelay: cfg.Restart.Delay, RestartMaxDelay: cfg.Restart.MaxDelay, HealthyAfter: cfg.Restart.HealthyAfter,
+		MaxAgents: cfg.MaxAgents,
+	}
+	if c.IsSet("restart") {
+		if err := spawn.ValidRestart(c.String("restart")); err != nil {
+			return spawn.Options{}, nil, usagef(c, "--restart: %v", err)
+		}
+		opts.Restart = c.String("restart")
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+	}{{"max-restarts", &opts.MaxRestarts}, {"max-agents", &opts.MaxAgents}} {
+		if c.IsSet(f.name) {
+			if c.Int(f.name) < 0 {
+				return spawn.Options{}, nil, usagef(c, "--%s %d: must not be negative", f.name, c.Int(f.name))
+			}
+			*f.dst = c.Int(f.name)
+		}
 	}
 	for _, key := range sortedKeys(kind.Env) {
 		opts.Env = append(opts.Env, key+"="+kind.Env[key])
@@ -168,16 +191,16 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, er
 	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {
 		if opts.Model != "" || extras.Plan {
-			return spawn.Options{}, usagef(c, "--model and --plan need an agent kind (--agent); a plain command takes its own flags")
+			return spawn.Options{}, nil, usagef(c, "--model and --plan need an agent kind (--agent); a plain command takes its own flags")
 		}
 		// A plain command is taken literally: agt substitutes nothing in it.
 		for _, a := range append(argv, extras.Args...) {
 			opts.Argv = append(opts.Argv, strings.ReplaceAll(a, "$", "$$"))
 		}
-		return opts, nil
+		return opts, cfg, nil
 	}
 	if opts.Argv, err = kind.Template(false, extras); err != nil {
-		return spawn.Options{}, err
+		return spawn.Options{}, nil, err
 	}
 	if len(kind.Resume) > 0 {
 		if opts.Resume, err = kind.Template(true, extras); err != nil {
@@ -185,12 +208,12 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, er
 		}
 	}
 	if config.NeedsPrompt(opts.Argv) && prompt == nil {
-		return spawn.Options{}, usagef(c, "agent kind %s needs a prompt: give --prompt TEXT or --prompt-file FILE", kind.Name)
+		return spawn.Options{}, nil, usagef(c, "agent kind %s needs a prompt: give --prompt TEXT or --prompt-file FILE", kind.Name)
 	}
 	if kind.SessionUUID {
 		opts.SessionID = newUUID()
 	}
-	return opts, nil
+	return opts, cfg, nil
 }
 
 // pickKind decides what to run: --agent KIND, else a command after -- (exec), else the

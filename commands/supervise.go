@@ -17,6 +17,7 @@ func superviseCommand() *cli.Command {
 		UsageText: "agt supervise [--ready-fd FD] NAME",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "ready-fd", Usage: "report readiness on this inherited descriptor"},
+			&cli.StringFlag{Name: "mode", Usage: "how to start: empty (new), resume or fresh"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
@@ -29,7 +30,7 @@ func superviseCommand() *cli.Command {
 				ready = os.NewFile(uintptr(fd), "ready")
 			}
 			root := c.String("run-dir")
-			return spawn.Supervise(root, c.Args().First(), ready)
+			return spawn.Supervise(root, c.Args().First(), c.String("mode"), ready)
 		},
 	}
 }

@@ -26,9 +26,21 @@ type Config struct {
 	IdleAfter    time.Duration
 	StaleAfter   time.Duration
 	StopTimeout  time.Duration
+	Restart      Restart
+	MaxAgents    int // 0: no cap
 	Workspace    Workspace
 	Kinds        map[string]*Kind
 	Files        []string // the files read, user file first
+}
+
+// Restart is the restart policy: restart (on-failure, always, never), max_restarts and the
+// backoff timings.
+type Restart struct {
+	Policy       string
+	MaxRestarts  int
+	Delay        time.Duration // the first delay; it doubles
+	MaxDelay     time.Duration
+	HealthyAfter time.Duration // a run this long resets the count
 }
 
 // Workspace holds the [workspace] table.
@@ -46,6 +58,12 @@ type file struct {
 	IdleAfter    duration            `toml:"idle_after"`
 	StaleAfter   duration            `toml:"stale_after"`
 	StopTimeout  duration            `toml:"stop_timeout"`
+	Restart      string              `toml:"restart"`
+	MaxRestarts  *int                `toml:"max_restarts"`
+	RestartDelay duration            `toml:"restart_delay"`
+	RestartMax   duration            `toml:"restart_max_delay"`
+	HealthyAfter duration            `toml:"healthy_after"`
+	MaxAgents    *int                `toml:"max_agents"`
 	Workspace    *workspaceTable     `toml:"workspace"`
 	Agents       map[string]kindFile `toml:"agents"`
 }
@@ -94,6 +112,12 @@ const (
 	DefaultStopTimeout = 30 * time.Second
 )
 
+// Defaults of the restart policy (RELIABILITY.md R17).
+var DefaultRestart = Restart{
+	Policy: "on-failure", MaxRestarts: 5,
+	Delay: time.Second, MaxDelay: 30 * time.Second, HealthyAfter: 10 * time.Minute,
+}
+
 // ProjectFiles are the names of the project file, tried in each directory walking up.
 var ProjectFiles = []string{"agt.toml", filepath.Join(".agt", "config.toml")}
 
@@ -101,6 +125,7 @@ var ProjectFiles = []string{"agt.toml", filepath.Join(".agt", "config.toml")}
 func Load(dir string) (*Config, error) {
 	c := &Config{
 		IdleAfter: DefaultIdleAfter, StaleAfter: DefaultStaleAfter, StopTimeout: DefaultStopTimeout,
+		Restart:   DefaultRestart,
 		Workspace: Workspace{Mode: "auto", BranchPrefix: "agt/"},
 		Kinds:     Builtins(),
 	}
@@ -177,10 +202,31 @@ func (c *Config) merge(path string) error {
 	for _, kv := range []struct {
 		d   duration
 		dst *time.Duration
-	}{{f.IdleAfter, &c.IdleAfter}, {f.StaleAfter, &c.StaleAfter}, {f.StopTimeout, &c.StopTimeout}} {
+	}{
+		{f.IdleAfter, &c.IdleAfter}, {f.StaleAfter, &c.StaleAfter}, {f.StopTimeout, &c.StopTimeout},
+		{f.RestartDelay, &c.Restart.Delay}, {f.RestartMax, &c.Restart.MaxDelay}, {f.HealthyAfter, &c.Restart.HealthyAfter},
+	} {
 		if kv.d.set {
 			*kv.dst = kv.d.d
 		}
+	}
+	if f.Restart != "" {
+		if !slices.Contains([]string{"on-failure", "always", "never"}, f.Restart) {
+			return fmt.Errorf("%s: restart %q: want on-failure, always or never", path, f.Restart)
+		}
+		c.Restart.Policy = f.Restart
+	}
+	if f.MaxRestarts != nil {
+		if *f.MaxRestarts < 0 {
+			return fmt.Errorf("%s: max_restarts %d must not be negative", path, *f.MaxRestarts)
+		}
+		c.Restart.MaxRestarts = *f.MaxRestarts
+	}
+	if f.MaxAgents != nil {
+		if *f.MaxAgents < 0 {
+			return fmt.Errorf("%s: max_agents %d must not be negative (0 means no limit)", path, *f.MaxAgents)
+		}
+		c.MaxAgents = *f.MaxAgents
 	}
 	if w := f.Workspace; w != nil {
 		if w.Mode != "" {

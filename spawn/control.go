@@ -178,3 +178,25 @@ func killTree(t pids.Tree) int {
 	}
 	return n
 }
+
+// Prune deletes the record of an agent that has been final for longer than age. It takes the
+// lock first, so it never removes a record a supervisor or a restart is using; false when the
+// agent is not (or no longer) prunable. Workspaces are never touched.
+func Prune(a *state.Agent, age time.Duration) (bool, error) {
+	lock, err := a.Lock()
+	if errors.Is(err, state.ErrLocked) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer lock.Close()
+	st, err := a.ReadStatus()
+	if err != nil || !stream.IsFinal(st.State) || time.Since(st.Since) <= age {
+		return false, nil
+	}
+	if err := a.Remove(); err != nil {
+		return false, err
+	}
+	return true, nil
+}

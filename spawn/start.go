@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +47,15 @@ type Options struct {
 	IdleAfter    time.Duration
 	StaleAfter   time.Duration
 
+	// The restart policy.
+	Restart         string // on-failure, always or never
+	MaxRestarts     int
+	RestartDelay    time.Duration
+	RestartMaxDelay time.Duration
+	HealthyAfter    time.Duration
+	// MaxAgents caps the agents alive at once in the run directory; 0 means no cap.
+	MaxAgents int
+
 	// Prepare, when set, runs once the name is reserved and before the agent starts: it makes
 	// the agent's workspace and returns the directory to run in (replacing Dir), the
 	// workspace's description for the spawned event and the record, and how to undo it when
@@ -65,6 +75,18 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 	d, err := state.Open(opts.Root)
 	if err != nil {
 		return nil, err
+	}
+	if opts.MaxAgents > 0 {
+		// Counting and reserving under one lock: ten spawns at once against a cap of three
+		// start exactly three.
+		unlock, err := d.LockSpawns(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		if n := Alive(d); n >= opts.MaxAgents {
+			return nil, fmt.Errorf("too many agents running (%d of %d); stop one or raise max_agents", n, opts.MaxAgents)
+		}
 	}
 	a, err := d.Create(opts.Name)
 	if err != nil {
@@ -97,10 +119,14 @@ func start(d *state.Dir, a *state.Agent, opts Options) ([]byte, error) {
 		Workspace: opts.workspace,
 		Format:    opts.Format, Stdin: opts.Stdin, Resume: opts.Resume, ResumePrompt: opts.ResumePrompt,
 		Model: opts.Model, SessionID: opts.SessionID,
-		StopTimeout: state.Duration(opts.StopTimeout),
-		IdleAfter:   state.Duration(opts.IdleAfter),
-		StaleAfter:  state.Duration(opts.StaleAfter),
-		Created:     time.Now().UTC(),
+		Restart: opts.Restart, MaxRestarts: opts.MaxRestarts,
+		RestartDelay:    state.Duration(opts.RestartDelay),
+		RestartMaxDelay: state.Duration(opts.RestartMaxDelay),
+		HealthyAfter:    state.Duration(opts.HealthyAfter),
+		StopTimeout:     state.Duration(opts.StopTimeout),
+		IdleAfter:       state.Duration(opts.IdleAfter),
+		StaleAfter:      state.Duration(opts.StaleAfter),
+		Created:         time.Now().UTC(),
 	}
 	if opts.Prompt != nil {
 		// The prompt stays out of the spec and out of every event: only its size is shown.
@@ -115,11 +141,11 @@ func start(d *state.Dir, a *state.Agent, opts Options) ([]byte, error) {
 	if err := a.SetWant("up"); err != nil {
 		return nil, err
 	}
-	return launch(d, a)
+	return launch(d, a, StartNew)
 }
 
 // launch re-executes agt as the detached supervisor of a and waits on the readiness pipe.
-func launch(d *state.Dir, a *state.Agent) ([]byte, error) {
+func launch(d *state.Dir, a *state.Agent, mode string) ([]byte, error) {
 	closeInheritedOnExec()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -134,7 +160,7 @@ func launch(d *state.Dir, a *state.Agent) ([]byte, error) {
 	// /proc/self/exe is this very binary, even if the file was replaced since it started.
 	cmd := &exec.Cmd{
 		Path: "/proc/self/exe",
-		Args: []string{"agt", "--run-dir", d.Root, "supervise", "--ready-fd", "3", a.Name},
+		Args: []string{"agt", "--run-dir", d.Root, "supervise", "--ready-fd", "3", "--mode", mode, a.Name},
 		// Not our stdout or stderr: `$(agt spawn …)` would wait for the supervisor to close them.
 		Stdout:      logf,
 		Stderr:      logf,
@@ -202,4 +228,57 @@ func ExitCode(st *state.Status) (code int, ok bool) {
 
 func signalNumber(name string) int {
 	return int(unix.SignalNum(name))
+}
+
+// Alive counts the agents of d that are not final: running, waiting, restarting, being spawned.
+// Lost agents do not count: nothing of theirs runs under a supervisor.
+func Alive(d *state.Dir) int {
+	names, err := d.Names()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, name := range names {
+		a, err := d.Agent(name)
+		if err != nil {
+			continue
+		}
+		st := Observe(a)
+		if !stream.IsFinal(st.State) && st.State != stream.Lost {
+			n++
+		}
+	}
+	return n
+}
+
+// Restart starts a's agent again from its record: a live one is stopped first (as Stop), a lost
+// one reaped. It resumes the agent's session where its kind can, unless fresh, and returns the
+// spawned event of the new run. The restart count and the event sequence carry on.
+func Restart(ctx context.Context, a *state.Agent, timeout time.Duration, fresh bool) ([]byte, error) {
+	st := Observe(a)
+	switch {
+	case st.State == stream.Lost:
+		if _, err := Reap(a); err != nil {
+			return nil, err
+		}
+	case !stream.IsFinal(st.State):
+		if _, err := Stop(ctx, a, timeout); err != nil {
+			return nil, err
+		}
+	}
+	if err := a.WaitFree(ctx); err != nil {
+		return nil, err
+	}
+	if err := a.SetWant("up"); err != nil {
+		return nil, err
+	}
+	d, err := state.Open(filepath.Dir(filepath.Dir(a.Dir)))
+	if err != nil {
+		return nil, err
+	}
+	mode := StartResume
+	if fresh {
+		mode = StartFresh
+	}
+	return launch(d, a, mode)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -26,6 +27,10 @@ import (
 // TestOnlyGroupKillOnly switches the descendant and AGT_INSTANCE sweeps off, leaving only the
 // process-group kill. Tests set it to prove that the tree tests can fail; users never do.
 var TestOnlyGroupKillOnly bool
+
+// TestOnlyRanFor, when set, is how long every run counts as having lasted: tests inject the
+// clock of the healthy-run reset with it instead of waiting ten minutes.
+var TestOnlyRanFor time.Duration
 
 // cleanupGrace is how long processes left behind by an agent that exited on its own get between
 // SIGTERM and SIGKILL.
@@ -61,11 +66,18 @@ type readyMsg struct {
 	Error   string          `json:"error,omitempty"`
 }
 
+// How a supervisor starts its agent.
+const (
+	StartNew    = ""       // agt spawn: the start argv
+	StartResume = "resume" // agt restart: resume the session where the kind can
+	StartFresh  = "fresh"  // agt restart --fresh: the start argv again
+)
+
 // Supervise is the hidden `agt supervise` verb: it runs the agent recorded under name in the run
-// directory root, reporting readiness on ready (then closing it), and returns once the agent and
-// everything it started are gone and the final status is written. It answers to signals of its
-// own (SIGTERM stops the agent), not to a context.
-func Supervise(root, name string, ready *os.File) error {
+// directory root, reporting readiness on ready (then closing it), restarts it as its policy
+// says, and returns once the agent and everything it started are gone and the final status is
+// written. It answers to signals of its own (SIGTERM stops the agent), not to a context.
+func Supervise(root, name, mode string, ready *os.File) error {
 	report := func(m readyMsg) {
 		if ready == nil {
 			return
@@ -98,17 +110,131 @@ func Supervise(root, name string, ready *os.File) error {
 		report(readyMsg{Error: err.Error()})
 		return err
 	}
-	spawned, outR, errR, err := s.start()
+	if mode != StartNew {
+		s.mu.Lock()
+		s.status.Restarts++
+		ev := stream.Event{Type: stream.TypeRestart, Attempt: s.status.Restarts, Reason: "agt restart"}
+		if mode == StartFresh {
+			ev.Reason = "agt restart --fresh"
+		}
+		s.appendLocked(&ev, time.Now())
+		s.flushLocked()
+		s.mu.Unlock()
+	}
+	g, err := s.start(mode == StartResume)
 	if err != nil {
 		s.emitError(err.Error(), true)
 		s.finish(stream.Failed, "start", nil)
 		report(readyMsg{Error: err.Error()})
 		return err
 	}
-	report(readyMsg{Spawned: spawned})
+	report(readyMsg{Spawned: g.spawned})
 
-	readers := s.read(outR, errR)
-	return s.run(sigs, readers)
+	b := backoff{
+		Initial:     time.Duration(s.spec.RestartDelay),
+		Max:         time.Duration(s.spec.RestartMaxDelay),
+		Healthy:     time.Duration(s.spec.HealthyAfter),
+		MaxRestarts: s.spec.MaxRestarts,
+	}
+	failures := 0
+	for {
+		exit, stopping := s.run(sigs, g)
+		if stopping {
+			s.finish(stream.Stopped, "stop", exit)
+			return nil
+		}
+		clean := exit.Code == 0 && exit.Signal == ""
+		if s.spec.Restart == RestartNever || clean && s.spec.Restart != RestartAlways {
+			state, reason := endOf(exit)
+			s.finish(state, reason, exit)
+			return nil
+		}
+		var again bool
+		var delay time.Duration
+		ran := time.Since(g.started) // monotonic (R19)
+		if TestOnlyRanFor > 0 {
+			ran = TestOnlyRanFor
+		}
+		failures, again, delay = b.next(failures, ran, mrand.Float64())
+		if !again {
+			_, why := endOf(exit)
+			s.finish(stream.Failed, fmt.Sprintf("gave up after %d restarts in a row (%s)", failures-1, why), exit)
+			return nil
+		}
+		s.restarting(exit, delay)
+		if !s.pause(sigs, delay) || s.a.Want() == "down" {
+			// A stop came while we waited (R6, R18): nothing runs, so nothing to kill.
+			s.finish(stream.Stopped, "stop", nil)
+			return nil
+		}
+		for {
+			if g, err = s.start(true); err == nil {
+				break
+			}
+			// Could not start again (the binary is gone?): a failure like any other.
+			s.emitError(err.Error(), false)
+			failures, again, delay = b.next(failures, 0, mrand.Float64())
+			if !again {
+				s.finish(stream.Failed, fmt.Sprintf("gave up after %d restarts in a row (%s)", failures-1, err), nil)
+				return nil
+			}
+			s.restarting(nil, delay)
+			if !s.pause(sigs, delay) || s.a.Want() == "down" {
+				s.finish(stream.Stopped, "stop", nil)
+				return nil
+			}
+		}
+	}
+}
+
+// endOf is the final state and reason of an agent that ended on its own.
+func endOf(exit *stream.Exit) (state, reason string) {
+	switch {
+	case exit.Signal != "":
+		return stream.Failed, "killed by " + exit.Signal
+	case exit.Code != 0:
+		return stream.Failed, fmt.Sprintf("exit code %d", exit.Code)
+	}
+	return stream.Exited, ""
+}
+
+// restarting records the end of a run that will be restarted after delay: the exit event, the
+// restarting state, the restart event and the count in the status.
+func (s *supervisor) restarting(exit *stream.Exit, delay time.Duration) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reason := "start failed"
+	if exit != nil {
+		s.recordExitLocked(exit, now)
+		_, reason = endOf(exit)
+		if reason == "" {
+			reason = "exited" // restart=always
+		}
+	}
+	s.status.Restarts++
+	s.setStateLocked(stream.Restarting, reason, now)
+	ev := stream.Event{Type: stream.TypeRestart, Attempt: s.status.Restarts, DelayMS: delay.Milliseconds(), Reason: reason}
+	s.appendLocked(&ev, now)
+	s.flushLocked()
+	s.writeStatusLocked()
+}
+
+// pause waits out a restart delay; false when a stop came first.
+func (s *supervisor) pause(sigs <-chan os.Signal, delay time.Duration) bool {
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGTERM {
+				return false
+			}
+			s.reap() // an adopted orphan of the last run
+		case <-t.C:
+			return true
+		}
+	}
 }
 
 func openSupervisor(root, name string) (*supervisor, error) {
@@ -147,8 +273,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	}
 	s := &supervisor{
 		root: d.Root, a: a, spec: spec, log: log, seq: last,
-		instance: newInstance(),
-		dec:      stream.ForFormat(spec.Format),
+		dec: stream.ForFormat(spec.Format),
 		machine: stream.Machine{
 			IdleAfter:  time.Duration(spec.IdleAfter),
 			StaleAfter: time.Duration(spec.StaleAfter),
@@ -156,15 +281,23 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		},
 		kick: make(chan struct{}, 1),
 	}
-	if old, err := a.ReadStatus(); err == nil {
-		s.status.Restarts = old.Restarts
-	}
 	now := time.Now()
 	s.status = state.Status{
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
-		SupervisorPID: self.PID, Instance: s.instance,
-		Restarts: s.status.Restarts, Since: now, Updated: now,
-		SessionID: spec.SessionID, Model: spec.Model,
+		SupervisorPID: self.PID, Since: now, Updated: now,
+		SessionID: spec.SessionID, Model: spec.Model, Workspace: spec.Workspace,
+	}
+	if old, err := a.ReadStatus(); err == nil {
+		// agt restart: the count, the session and the totals carry on.
+		s.status.Restarts, s.status.History = old.Restarts, old.History
+		s.status.Turns, s.status.CostUSD, s.status.Usage = old.Turns, old.CostUSD, old.Usage
+		if old.SessionID != "" {
+			s.status.SessionID = old.SessionID
+		}
+		if old.Model != "" {
+			s.status.Model = old.Model
+		}
+		s.snap.State = old.State
 	}
 	return s, nil
 }
@@ -185,16 +318,49 @@ func (s *supervisor) close() {
 	}
 }
 
+// generation is one run of the agent.
+type generation struct {
+	spawned []byte          // the spawned event
+	started time.Time       // when it started (monotonic)
+	readers <-chan struct{} // closed when its stdout and stderr reach EOF
+}
+
 // start launches the agent in its own session with stdout and stderr on pipes and stdin on
 // /dev/null (or a pipe carrying the prompt, for stream-json kinds), records its identity and
-// emits spawned and state events.
-func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
+// emits spawned and state events. With resume it resumes the agent's session where the kind
+// can, with the resume prompt instead of the original one; else it starts afresh.
+func (s *supervisor) start(resume bool) (*generation, error) {
+	spawned, outR, errR, err := s.launch(resume)
+	if err != nil {
+		return nil, err
+	}
+	g := &generation{spawned: spawned, started: time.Now()}
+	g.readers = s.read(outR, errR)
+	return g, nil
+}
+
+func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, err error) {
+	s.instance = newInstance()
+	tmpl := s.spec.Argv
 	prompt, err := s.prompt()
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	resumed := false
+	if resume && len(s.spec.Resume) > 0 && s.status.SessionID != "" {
+		// The session goes on: the original prompt is not sent again.
+		tmpl, resumed = s.spec.Resume, true
+		rp := s.spec.ResumePrompt
+		if rp == "" {
+			rp = config.DefaultResumePrompt
+		}
+		prompt = &rp
+	}
 	vals := s.tokens(prompt)
-	argv, err := config.Expand(s.spec.Argv, vals)
+	if resumed {
+		vals["AGT_PROMPT_FILE"] = ""
+	}
+	argv, err := config.Expand(tmpl, vals)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -205,7 +371,7 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 	if prompt != nil {
 		vals["AGT_PROMPT"] = fmt.Sprintf("<prompt: %d bytes>", len(*prompt))
 	}
-	shown, _ := config.Expand(s.spec.Argv, vals)
+	shown, _ := config.Expand(tmpl, vals)
 
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -263,8 +429,11 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
 	}
 	if stdinW != nil {
+		if s.stdin != nil {
+			s.stdin.Close() // the last run's
+		}
 		s.stdin = stdinW
-		if prompt != nil {
+		if prompt != nil && !resumed {
 			go stdinW.Write(userMessage(*prompt))
 		}
 	}
@@ -285,7 +454,9 @@ func (s *supervisor) start() (spawned []byte, outR, errR *os.File, err error) {
 	defer s.mu.Unlock()
 	s.status.PID = pid
 	s.status.Started = now
-	s.snap = stream.Snapshot{State: "", Activity: now}
+	s.status.Instance = s.instance
+	s.status.ExitCode, s.status.Signal = nil, ""
+	s.snap.Activity = now
 	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: shown, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
 	spawned = s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
@@ -537,14 +708,13 @@ func (s *supervisor) tree() pids.Tree {
 	}
 }
 
-// run is the main loop: it waits for the agent's exit (from wait, never from stdout EOF), stop
-// requests and silence deadlines, and returns once the final status is written.
-func (s *supervisor) run(sigs <-chan os.Signal, readers <-chan struct{}) error {
+// run is the main loop of one generation: it waits for the agent's exit (from wait, never
+// from stdout EOF), stop requests and silence deadlines. It returns once nothing of the
+// generation is left, with how the agent ended and whether a stop was asked for.
+func (s *supervisor) run(sigs <-chan os.Signal, g *generation) (exit *stream.Exit, stopping bool) {
 	var (
-		stopping  bool
 		graceEnd  <-chan time.Time
 		graceAt   time.Time
-		exit      *stream.Exit
 		due       = time.NewTimer(time.Hour)
 		flush     = time.NewTimer(time.Hour)
 		flushArmd bool
@@ -623,7 +793,7 @@ func (s *supervisor) run(sigs <-chan os.Signal, readers <-chan struct{}) error {
 		deadline = graceAt
 	}
 	s.sweep(sigs, graceEnd, deadline)
-	s.drain(readers)
+	s.drain(g.readers)
 
 	s.mu.Lock()
 	s.events = s.dec.End(s.events[:0], *exit)
@@ -634,17 +804,7 @@ func (s *supervisor) run(sigs <-chan os.Signal, readers <-chan struct{}) error {
 	s.flushLocked()
 	s.mu.Unlock()
 
-	state, reason := stream.Exited, ""
-	switch {
-	case stopping:
-		state, reason = stream.Stopped, "stop"
-	case exit.Signal != "":
-		state, reason = stream.Failed, "killed by "+exit.Signal
-	case exit.Code != 0:
-		state, reason = stream.Failed, fmt.Sprintf("exit code %d", exit.Code)
-	}
-	s.finish(state, reason, exit)
-	return nil
+	return exit, stopping
 }
 
 // reap collects every child that has exited (adopted orphans included: we are their subreaper)
@@ -715,22 +875,33 @@ func (s *supervisor) drain(readers <-chan struct{}) {
 	}
 }
 
-// finish writes the exit event, the final state event and the final status.
+// finish writes the exit event (when exit is not nil), the final state event and the final
+// status.
 func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if exit != nil {
-		ev := stream.Event{Type: stream.TypeExit, Signal: exit.Signal}
-		if exit.Signal == "" {
-			code := exit.Code
-			ev.Code = &code
-			s.status.ExitCode = &code
-		}
-		s.status.Signal = exit.Signal
-		s.appendLocked(&ev, now)
-		s.flushLocked()
+		s.recordExitLocked(exit, now)
 	}
 	s.setStateLocked(state, reason, now)
 	s.writeStatusLocked()
+}
+
+// recordExitLocked writes the exit event and keeps the exit in the status and its history.
+func (s *supervisor) recordExitLocked(exit *stream.Exit, now time.Time) {
+	ev := stream.Event{Type: stream.TypeExit, Signal: exit.Signal}
+	rec := state.Exit{Signal: exit.Signal, At: now}
+	s.status.ExitCode = nil
+	if exit.Signal == "" {
+		code := exit.Code
+		ev.Code, rec.Code, s.status.ExitCode = &code, &code, &code
+	}
+	s.status.Signal = exit.Signal
+	s.status.History = append(s.status.History, rec)
+	if n := len(s.status.History); n > state.HistoryLen {
+		s.status.History = s.status.History[n-state.HistoryLen:]
+	}
+	s.appendLocked(&ev, now)
+	s.flushLocked()
 }

@@ -39,6 +39,12 @@ type Spec struct {
 	Model        string   `json:"model,omitempty"`
 	SessionID    string   `json:"session_id,omitempty"`
 	PromptBytes  int      `json:"prompt_bytes,omitempty"`
+	// The restart policy: on-failure, always or never, and its timings.
+	Restart         string   `json:"restart,omitempty"`
+	MaxRestarts     int      `json:"max_restarts"`
+	RestartDelay    Duration `json:"restart_delay"`
+	RestartMaxDelay Duration `json:"restart_max_delay"`
+	HealthyAfter    Duration `json:"healthy_after"`
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
@@ -77,6 +83,20 @@ type Status struct {
 	LastSeq       int64     `json:"last_seq"`
 	Dropped       int64     `json:"dropped,omitempty"`
 	Dir           string    `json:"dir"`
+	// Workspace is the spec's workspace, repeated so that ps reads one file per agent.
+	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// History holds the ends of the agent's last runs, oldest first (at most HistoryLen).
+	History []Exit `json:"history,omitempty"`
+}
+
+// HistoryLen bounds Status.History.
+const HistoryLen = 10
+
+// Exit is how one run of the agent ended.
+type Exit struct {
+	Code   *int      `json:"code"`
+	Signal string    `json:"signal,omitempty"`
+	At     time.Time `json:"at"`
 }
 
 // Duration is a time.Duration that reads and writes JSON as a Go duration string ("30s"). It also

@@ -1,0 +1,76 @@
+package commands
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"agt/spawn"
+)
+
+func restartCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "restart",
+		Usage: "stop agents if they run, then start them again, resuming their sessions",
+		UsageText: "agt restart [-t DURATION] [--fresh] NAME...\n\n" +
+			"Stops each live agent (as agt stop), then starts it again from its record, resuming\n" +
+			"its session where its kind can (Claude --resume, Codex exec resume, …) unless --fresh.\n" +
+			"Works on running, ended and lost agents; prints the spawned event of each new run.\n\n" +
+			"EXAMPLES:\n" +
+			"   agt restart fix-auth\n" +
+			"   agt restart --fresh -t 5s fix-auth review",
+		Flags: []cli.Flag{
+			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping (default: the agent's --timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
+			&cli.BoolFlag{Name: "fresh", Usage: "start a new session instead of resuming"},
+			jsonFlag(),
+			formatFlag(),
+		},
+		Action: func(c *cli.Context) error {
+			names, err := names(c)
+			if err != nil {
+				return err
+			}
+			if len(names) == 0 {
+				return usagef(c, "missing NAME: agt restart [-t DURATION] [--fresh] NAME...")
+			}
+			out, err := outputFor(c)
+			if err != nil {
+				return err
+			}
+			d, err := openRunDir(c)
+			if err != nil {
+				return err
+			}
+			agents, err := agentsNamed(d, names, false)
+			if err != nil {
+				return err
+			}
+			failed := false
+			for _, a := range agents {
+				timeout := c.Duration("timeout")
+				if timeout <= 0 {
+					if spec, err := a.ReadSpec(); err == nil {
+						timeout = time.Duration(spec.StopTimeout)
+					}
+				}
+				spawned, err := spawn.Restart(c.Context, a, timeout, c.Bool("fresh"))
+				if err != nil {
+					if c.Context.Err() != nil {
+						return cli.Exit("", 130)
+					}
+					fmt.Fprintf(c.App.ErrWriter, "agt: restart %s: %v\n", a.Name, err)
+					failed = true
+					continue
+				}
+				if err := printSpawned(out, spawned); err != nil {
+					return err
+				}
+			}
+			if failed {
+				return cli.Exit("", 1)
+			}
+			return nil
+		},
+	}
+}

@@ -33,6 +33,10 @@ func TestMain(m *testing.M) {
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
 				spawn.TestOnlyRanFor = d
 			}
+			if full := os.Getenv("AGT_TEST_DISK_FULL"); full != "" {
+				// The disk is full while this file exists.
+				spawn.TestOnlyDiskFull = func() bool { _, err := os.Stat(full); return err == nil }
+			}
 			main()
 		},
 		"fakeagent": fakeAgent,
@@ -56,6 +60,10 @@ func TestScripts(t *testing.T) {
 				return err
 			}
 			env.Setenv("FIXTURES", fixtures)
+			// The test binary, to copy as an agt binary of its own (binary_replaced).
+			if exe, err := os.Executable(); err == nil {
+				env.Setenv("TESTBIN", exe)
+			}
 			// Agents that fail stay failed unless a script asks for restarts (--restart), so
 			// that each script sees one run unless restarts are what it tests.
 			env.Setenv("AGT_RESTART", "never")
@@ -76,6 +84,8 @@ func TestScripts(t *testing.T) {
 			"signal":    cmdSignal,
 			"validlog":  cmdValidLog,
 			"maxrss":    cmdMaxRSS,
+			"seqs":      cmdSeqs,
+			"spread":    cmdSpread,
 		},
 	})
 }
@@ -323,4 +333,51 @@ func cmdMaxRSS(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Fatalf("no VmHWM for pid %d", pid)
+}
+
+// seqs FILE: the NDJSON events in FILE carry every seq from the first to the last exactly once,
+// in order.
+func cmdSeqs(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "seqs")
+	if len(args) != 1 {
+		ts.Fatalf("usage: seqs FILE")
+	}
+	var last int64
+	n := 0
+	for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n") {
+		seq := gjson.Get(line, "seq").Int()
+		if last != 0 && seq != last+1 {
+			ts.Fatalf("%s: seq %d after %d", args[0], seq, last)
+		}
+		last = seq
+		n++
+	}
+	ts.Logf("%d events, seq up to %d", n, last)
+}
+
+// spread FILE PATH MIN MAX DISTINCT: over the NDJSON lines of FILE, the numbers at gjson PATH
+// all lie in [MIN, MAX] and take at least DISTINCT different values.
+func cmdSpread(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "spread")
+	if len(args) != 5 {
+		ts.Fatalf("usage: spread FILE PATH MIN MAX DISTINCT")
+	}
+	lo, err1 := strconv.ParseFloat(args[2], 64)
+	hi, err2 := strconv.ParseFloat(args[3], 64)
+	distinct, err3 := strconv.Atoi(args[4])
+	if err1 != nil || err2 != nil || err3 != nil {
+		ts.Fatalf("spread: bad numbers")
+	}
+	seen := map[float64]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n") {
+		v := gjson.Get(line, args[1]).Float()
+		if v < lo || v > hi {
+			ts.Fatalf("%s %s = %v, out of [%v, %v]", args[0], args[1], v, lo, hi)
+		}
+		seen[v] = true
+	}
+	ts.Logf("%d distinct values of %s", len(seen), args[1])
+	if len(seen) < distinct {
+		ts.Fatalf("only %d distinct values of %s, want at least %d", len(seen), args[1], distinct)
+	}
 }

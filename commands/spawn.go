@@ -165,7 +165,7 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		ResumePrompt: kind.ResumePrompt,
 		Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
 		RestartDelay: cfg.Restart.Delay, RestartMaxDelay: cfg.Restart.MaxDelay, HealthyAfter: cfg.Restart.HealthyAfter,
-		MaxAgents: cfg.MaxAgents,
+		MaxAgents: cfg.MaxAgents, LogMaxSize: cfg.LogMaxSize,
 	}
 	if c.IsSet("restart") {
 		if err := spawn.ValidRestart(c.String("restart")); err != nil {

@@ -119,14 +119,20 @@ type pastEvent struct {
 func printPast(out *output, agents []*state.Agent, f tailFilter) ([]int64, error) {
 	offsets := make([]int64, len(agents))
 	var events []pastEvent
+	keep := func(line []byte) error {
+		if f.match(line) {
+			ts, _ := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
+			events = append(events, pastEvent{ts, append([]byte(nil), line...)})
+		}
+		return nil
+	}
 	for i, a := range agents {
-		off, _, err := state.ReadLog(a.Path(state.EventsFile), func(line []byte) error {
-			if f.match(line) {
-				ts, _ := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
-				events = append(events, pastEvent{ts, append([]byte(nil), line...)})
-			}
-			return nil
-		})
+		// The rotated log first: it holds the older events.
+		path := a.Path(state.EventsFile)
+		if _, _, err := state.ReadLog(path+state.RotatedSuffix, keep); err != nil {
+			return nil, err
+		}
+		off, _, err := state.ReadLog(path, keep)
 		if err != nil {
 			return nil, err
 		}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,8 @@ type Config struct {
 	StaleAfter   time.Duration
 	StopTimeout  time.Duration
 	Restart      Restart
-	MaxAgents    int // 0: no cap
+	MaxAgents    int   // 0: no cap
+	LogMaxSize   int64 // bytes at which events.ndjson rotates
 	Workspace    Workspace
 	Kinds        map[string]*Kind
 	Files        []string // the files read, user file first
@@ -64,6 +66,7 @@ type file struct {
 	RestartMax   duration            `toml:"restart_max_delay"`
 	HealthyAfter duration            `toml:"healthy_after"`
 	MaxAgents    *int                `toml:"max_agents"`
+	LogMaxSize   size                `toml:"log_max_size"`
 	Workspace    *workspaceTable     `toml:"workspace"`
 	Agents       map[string]kindFile `toml:"agents"`
 }
@@ -88,6 +91,42 @@ type kindFile struct {
 	ResumePrompt *string           `toml:"resume_prompt"`
 }
 
+// size reads "64MiB", "512KiB", "1GiB" or a number of bytes.
+type size struct {
+	n   int64
+	set bool
+}
+
+func (z *size) UnmarshalText(b []byte) error {
+	s := strings.TrimSpace(string(b))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"B", 1}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("want a size such as 64MiB, 512KiB or a number of bytes, got %q", b)
+	}
+	z.n, z.set = n*mult, true
+	return nil
+}
+
+func (z *size) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case int64:
+		return z.UnmarshalText([]byte(strconv.FormatInt(v, 10)))
+	case string:
+		return z.UnmarshalText([]byte(v))
+	}
+	return fmt.Errorf("want a size such as \"64MiB\", got %v", v)
+}
+
 type duration struct {
 	d   time.Duration
 	set bool
@@ -110,6 +149,7 @@ const (
 	DefaultIdleAfter   = 5 * time.Second
 	DefaultStaleAfter  = 10 * time.Minute
 	DefaultStopTimeout = 30 * time.Second
+	DefaultLogMaxSize  = 64 << 20
 )
 
 // Defaults of the restart policy (RELIABILITY.md R17).
@@ -125,7 +165,7 @@ var ProjectFiles = []string{"agt.toml", filepath.Join(".agt", "config.toml")}
 func Load(dir string) (*Config, error) {
 	c := &Config{
 		IdleAfter: DefaultIdleAfter, StaleAfter: DefaultStaleAfter, StopTimeout: DefaultStopTimeout,
-		Restart:   DefaultRestart,
+		Restart: DefaultRestart, LogMaxSize: DefaultLogMaxSize,
 		Workspace: Workspace{Mode: "auto", BranchPrefix: "agt/"},
 		Kinds:     Builtins(),
 	}
@@ -221,6 +261,9 @@ func (c *Config) merge(path string) error {
 			return fmt.Errorf("%s: max_restarts %d must not be negative", path, *f.MaxRestarts)
 		}
 		c.Restart.MaxRestarts = *f.MaxRestarts
+	}
+	if f.LogMaxSize.set {
+		c.LogMaxSize = f.LogMaxSize.n
 	}
 	if f.MaxAgents != nil {
 		if *f.MaxAgents < 0 {

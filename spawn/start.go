@@ -55,6 +55,8 @@ type Options struct {
 	HealthyAfter    time.Duration
 	// MaxAgents caps the agents alive at once in the run directory; 0 means no cap.
 	MaxAgents int
+	// LogMaxSize is the size at which the event log rotates; 0 never.
+	LogMaxSize int64
 
 	// Prepare, when set, runs once the name is reserved and before the agent starts: it makes
 	// the agent's workspace and returns the directory to run in (replacing Dir), the
@@ -123,6 +125,7 @@ func start(d *state.Dir, a *state.Agent, opts Options) ([]byte, error) {
 		RestartDelay:    state.Duration(opts.RestartDelay),
 		RestartMaxDelay: state.Duration(opts.RestartMaxDelay),
 		HealthyAfter:    state.Duration(opts.HealthyAfter),
+		LogMaxSize:      opts.LogMaxSize,
 		StopTimeout:     state.Duration(opts.StopTimeout),
 		IdleAfter:       state.Duration(opts.IdleAfter),
 		StaleAfter:      state.Duration(opts.StaleAfter),

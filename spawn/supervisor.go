@@ -32,6 +32,13 @@ var TestOnlyGroupKillOnly bool
 // clock of the healthy-run reset with it instead of waiting ten minutes.
 var TestOnlyRanFor time.Duration
 
+// TestOnlyDiskFull, when set and true, makes event writes fail with ENOSPC: tests inject a
+// full disk with it.
+var TestOnlyDiskFull func() bool
+
+// goneCheckEvery is how often a supervisor without inotify checks that its directory exists.
+const goneCheckEvery = 5 * time.Second
+
 // cleanupGrace is how long processes left behind by an agent that exited on its own get between
 // SIGTERM and SIGKILL.
 const cleanupGrace = time.Second
@@ -58,6 +65,9 @@ type supervisor struct {
 	kick     chan struct{} // the state changed outside the main loop
 	stdin    *os.File      // the agent's stdin pipe, for stream-json kinds
 	writeErr error
+	lost     int64           // events dropped since the last successful write
+	gone     <-chan struct{} // closes when the agent's directory is removed
+	lock     *state.Lock
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe.
@@ -231,6 +241,8 @@ func (s *supervisor) pause(sigs <-chan os.Signal, delay time.Duration) bool {
 				return false
 			}
 			s.reap() // an adopted orphan of the last run
+		case <-s.gone:
+			return false
 		case <-t.C:
 			return true
 		}
@@ -256,6 +268,8 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("become child subreaper: %w", err)
 	}
+	// Re-executed through /proc/self/exe, the process would be named "exe" in top and ps -o comm.
+	setProcessName("agt-supervise")
 	self, err := pids.Self()
 	if err != nil {
 		return nil, err
@@ -280,6 +294,8 @@ func openSupervisor(root, name string) (*supervisor, error) {
 			InputOpen:  spec.Stdin == "stream-json",
 		},
 		kick: make(chan struct{}, 1),
+		lock: lock,
+		gone: watchGone(a.Dir, func() bool { return lock.Check() == nil }),
 	}
 	now := time.Now()
 	s.status = state.Status{
@@ -613,25 +629,49 @@ func (s *supervisor) appendLocked(ev *stream.Event, now time.Time) []byte {
 	return s.pending[start:]
 }
 
-// flushLocked writes the pending events. When the disk refuses them they are counted as
-// dropped and the agent goes on (R23).
+// flushLocked writes the pending events. When the disk refuses them (ENOSPC, EDQUOT, EFBIG,
+// EIO…) they are counted as dropped and the agent goes on: its output keeps draining (R23).
+// The first write that succeeds again is followed by an error event saying how many were lost.
+// A log over its size cap is rotated (R22).
 func (s *supervisor) flushLocked() {
 	if len(s.pending) == 0 {
 		return
 	}
-	if err := s.log.Write(s.pending); err != nil {
-		s.status.Dropped += int64(bytes.Count(s.pending, []byte{'\n'}))
+	err := s.writeLog(s.pending)
+	if err != nil {
+		n := int64(bytes.Count(s.pending, []byte{'\n'}))
+		s.status.Dropped += n
+		s.lost += n
 		if s.writeErr == nil {
 			fmt.Fprintf(os.Stderr, "agt supervise %s: write events: %v\n", s.spec.Name, err)
 		}
 		s.writeErr = err
-	} else {
-		s.writeErr = nil
+	} else if s.lost > 0 {
+		s.seq++
+		ev := stream.Event{V: stream.Version, TS: time.Now(), Agent: s.spec.Name, Seq: s.seq, Type: stream.TypeError,
+			Message: fmt.Sprintf("%d events lost: %v", s.lost, s.writeErr), Source: stream.SourceSupervisor}
+		if s.writeLog(append(ev.AppendJSON(nil), '\n')) == nil {
+			s.status.LastSeq = s.seq
+			s.lost, s.writeErr = 0, nil
+		}
 	}
 	s.pending = s.pending[:0]
 	if cap(s.pending) > 4*maxPending {
 		s.pending = nil // a huge line passed through: do not keep its buffer
 	}
+	if max := s.spec.LogMaxSize; max > 0 && s.log.Size() >= max {
+		if err := s.log.Rotate(); err != nil {
+			fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
+		}
+	}
+}
+
+// writeLog writes to the event log, unless the test hook says the disk is full.
+func (s *supervisor) writeLog(b []byte) error {
+	if TestOnlyDiskFull != nil && TestOnlyDiskFull() {
+		return fmt.Errorf("write %s: %w", s.a.Path(state.EventsFile), syscall.ENOSPC)
+	}
+	return s.log.Write(b)
 }
 
 // observeLocked feeds an event to the state machine and records what it tells about the agent.
@@ -721,6 +761,14 @@ func (s *supervisor) run(sigs <-chan os.Signal, g *generation) (exit *stream.Exi
 	)
 	defer due.Stop()
 	defer flush.Stop()
+	// Without inotify (its per-user limit of instances is shared by every supervisor), the
+	// removal of the agent's directory is noticed by a check every few seconds instead.
+	var goneCheck <-chan time.Time
+	if s.gone == nil {
+		t := time.NewTicker(goneCheckEvery)
+		defer t.Stop()
+		goneCheck = t.C
+	}
 	arm := func() {
 		s.mu.Lock()
 		when := s.machine.Due(s.snap)
@@ -762,6 +810,16 @@ func (s *supervisor) run(sigs <-chan os.Signal, g *generation) (exit *stream.Exi
 			exit = s.reap()
 		case <-graceEnd:
 			s.tree().Signal(syscall.SIGKILL)
+		case <-goneCheck:
+			if s.lock.Check() == nil || stopping {
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed; stopping the agent\n", s.spec.Name, s.a.Dir)
+			stop("run directory removed")
+		case <-s.gone:
+			s.gone = nil
+			fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed; stopping the agent\n", s.spec.Name, s.a.Dir)
+			stop("run directory removed")
 		case <-due.C:
 			s.mu.Lock()
 			s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now())

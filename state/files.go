@@ -45,6 +45,8 @@ type Spec struct {
 	RestartDelay    Duration `json:"restart_delay"`
 	RestartMaxDelay Duration `json:"restart_max_delay"`
 	HealthyAfter    Duration `json:"healthy_after"`
+	// LogMaxSize is the size at which events.ndjson rotates; 0 never.
+	LogMaxSize int64 `json:"log_max_size,omitempty"`
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`

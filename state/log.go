@@ -27,8 +27,12 @@ type LogWriter struct {
 	path string
 	mu   sync.Mutex
 	fd   int
-	torn bool // the file ends inside a line after a short write
+	torn bool  // the file ends inside a line after a short write
+	size int64 // bytes in the file
 }
+
+// RotatedSuffix names the previous event log: events.ndjson.1. Rotation keeps one.
+const RotatedSuffix = ".1"
 
 // OpenLog opens (creating, 0600) the log at path for appending. It first ends a torn tail, left
 // by a writer that died mid-line, with a newline, so the next line starts fresh. lastSeq is the
@@ -66,7 +70,45 @@ func OpenLog(path string) (w *LogWriter, lastSeq int64, err error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	w.size = size
+	if lastSeq == 0 {
+		// Just rotated: the sequence goes on from the previous file.
+		if rfd, err := unix.Open(path+RotatedSuffix, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+			var rst unix.Stat_t
+			if unix.Fstat(rfd, &rst) == nil {
+				lastSeq, _ = scanLastSeq(rfd, rst.Size)
+			}
+			unix.Close(rfd)
+		}
+	}
 	return w, lastSeq, nil
+}
+
+// Size returns the bytes in the log file.
+func (w *LogWriter) Size() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.size
+}
+
+// Rotate renames the log to its RotatedSuffix name (replacing the previous one) and starts a
+// new, empty file at its path. Followers drain the old file before they switch (FollowLog).
+func (w *LogWriter) Rotate() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return fmt.Errorf("rotate %s: log is closed", w.path)
+	}
+	if err := os.Rename(w.path, w.path+RotatedSuffix); err != nil {
+		return fmt.Errorf("rotate %s: %w", w.path, err)
+	}
+	fd, err := unix.Open(w.path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("rotate %s: %w", w.path, err)
+	}
+	unix.Close(w.fd)
+	w.fd, w.size, w.torn = fd, 0, false
+	return nil
 }
 
 // scanLastSeq reads backwards, a block at a time, from the end of a file of size bytes that
@@ -163,6 +205,7 @@ func (w *LogWriter) write(b []byte) error {
 	}
 	if n > 0 {
 		w.torn = b[n-1] != '\n'
+		w.size += int64(n)
 	}
 	if err != nil {
 		return err
@@ -273,6 +316,9 @@ func ReadLog(path string, fn func(line []byte) error) (offset int64, broken int,
 	return lr.off, lr.broken, err
 }
 
+// drainAgain tells FollowLog's loop that the file changed under it and another drain is due.
+var drainAgain = errors.New("drain again")
+
 // FollowLog calls fn, like ReadLog, for every complete line of the log at path from offset on
 // (a line boundary, as ReadLog returns), including lines appended later; the log need not exist
 // yet. It waits on inotify events of the log's directory, with a 1 s ticker as a fallback. After
@@ -318,18 +364,57 @@ func FollowLog(ctx context.Context, path string, offset int64, fn func(line []by
 			}
 			lr = &lineReader{r: f, off: offset}
 		}
-		return lr.drain(fn)
+		if err := lr.drain(fn); err != nil {
+			return err
+		}
+		// Rotated: the old file is drained; go on with the new one from its start. Truncated
+		// (smaller than what we read): start again from the top.
+		now, err1 := os.Stat(path)
+		held, err2 := f.Stat()
+		switch {
+		case err1 != nil || err2 != nil:
+		case !os.SameFile(now, held):
+			// If the file we held was rotated away twice, the one between is the rotated
+			// log now: read it whole before the current one.
+			if prev, err := os.Stat(path + RotatedSuffix); err == nil && !os.SameFile(prev, held) && !os.SameFile(prev, now) {
+				if pf, err := os.Open(path + RotatedSuffix); err == nil {
+					err := (&lineReader{r: pf}).drain(fn)
+					pf.Close()
+					if err != nil {
+						return err
+					}
+				}
+			}
+			f.Close()
+			f, offset = nil, 0
+			return drainAgain
+		case held.Size() < lr.off:
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			lr = &lineReader{r: f}
+			return drainAgain
+		}
+		return nil
 	}
 
+	drainAll := func() error {
+		for {
+			err := drain()
+			if err != drainAgain {
+				return err
+			}
+		}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := drain(); err != nil {
+		if err := drainAll(); err != nil {
 			return err
 		}
 		if done() {
-			return drain()
+			return drainAll()
 		}
 		select {
 		case <-ctx.Done():

@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
 
@@ -85,6 +88,8 @@ func TestScripts(t *testing.T) {
 			"validlog":  cmdValidLog,
 			"maxrss":    cmdMaxRSS,
 			"seqs":      cmdSeqs,
+			"ptyclose":  cmdPtyClose,
+			"fdcount":   cmdFDCount,
 			"spread":    cmdSpread,
 		},
 	})
@@ -379,5 +384,98 @@ func cmdSpread(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Logf("%d distinct values of %s", len(seen), args[1])
 	if len(seen) < distinct {
 		ts.Fatalf("only %d distinct values of %s, want at least %d", len(seen), args[1], distinct)
+	}
+}
+
+// ptyclose PATTERN PROG ARGS...: run PROG on a new terminal as its controlling tty, wait until
+// its output matches PATTERN, then close the terminal (the kernel hangs up on it), and wait
+// for PROG to end.
+func cmdPtyClose(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "ptyclose")
+	if len(args) < 2 {
+		ts.Fatalf("usage: ptyclose PATTERN PROG [ARGS...]")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	path, err := exec.LookPath(args[1])
+	if err != nil {
+		// testscript's own PATH, not the test process's.
+		for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+			if p := filepath.Join(dir, args[1]); fileExists(p) {
+				path, err = p, nil
+				break
+			}
+		}
+	}
+	ts.Check(err)
+	cmd := exec.Command(path, args[2:]...)
+	cmd.Args[0] = args[1]
+	cmd.Dir = ts.Getenv("WORK")
+	for _, kv := range os.Environ() {
+		cmd.Env = append(cmd.Env, kv)
+	}
+	for _, k := range []string{"PATH", "AGT_RUN_DIR", testMarker, "GORACE", "HOME", "XDG_CONFIG_HOME", "AGT_RESTART"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	tty, err := pty.Start(cmd)
+	ts.Check(err)
+	var out bytes.Buffer
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(10 * time.Second)
+	for !re.Match(out.Bytes()) {
+		if time.Now().After(deadline) {
+			tty.Close()
+			cmd.Process.Kill()
+			cmd.Wait()
+			ts.Fatalf("no match for %q on the terminal; it showed:\n%s", args[0], out.String())
+		}
+		n, err := tty.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	ts.Logf("terminal showed:\n%s", out.String())
+	tty.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ts.Logf("%s ended: %v", args[1], err)
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		ts.Fatalf("%s still runs 10s after its terminal closed", args[1])
+	}
+}
+
+func fileExists(p string) bool { fi, err := os.Stat(p); return err == nil && !fi.IsDir() }
+
+// fdcount PIDFILE save VAR | fdcount PIDFILE within VAR N: count the open descriptors of the
+// process in PIDFILE; save the count in $VAR, or check it is at most $VAR+N.
+func cmdFDCount(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "fdcount")
+	if len(args) < 3 {
+		ts.Fatalf("usage: fdcount PIDFILE save VAR | fdcount PIDFILE within VAR N")
+	}
+	pid := readPIDs(ts, args[0])[0]
+	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	ts.Check(err)
+	n := len(entries)
+	switch args[1] {
+	case "save":
+		ts.Setenv(args[2], strconv.Itoa(n))
+		ts.Logf("pid %d has %d descriptors", pid, n)
+	case "within":
+		base, err1 := strconv.Atoi(ts.Getenv(args[2]))
+		slack, err2 := strconv.Atoi(args[3])
+		if err1 != nil || err2 != nil {
+			ts.Fatalf("fdcount: bad numbers")
+		}
+		ts.Logf("pid %d has %d descriptors, %d before", pid, n, base)
+		if n > base+slack {
+			ts.Fatalf("pid %d has %d descriptors, more than %d+%d: a leak", pid, n, base, slack)
+		}
+	default:
+		ts.Fatalf("fdcount: want save or within")
 	}
 }

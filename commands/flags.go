@@ -41,6 +41,35 @@ func openRunDir(c *cli.Context) (*state.Dir, error) {
 	return state.Open(root)
 }
 
+// targets opens the agents that a command's NAME arguments name, after rejecting flags written
+// after them. With no NAME it takes every agent when all is set, and is otherwise a usage error
+// that shows synopsis.
+func targets(c *cli.Context, synopsis string, all bool) ([]*state.Agent, error) {
+	names, err := names(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 && !all {
+		return nil, usagef(c, "missing NAME: %s", synopsis)
+	}
+	d, err := openRunDir(c)
+	if err != nil {
+		return nil, err
+	}
+	return agentsNamed(d, names, true)
+}
+
+// grace is the stop grace for a: -t when given, else the --timeout it was spawned with.
+func grace(c *cli.Context, a *state.Agent) time.Duration {
+	if t := c.Duration("timeout"); t > 0 {
+		return t
+	}
+	if spec, err := a.ReadSpec(); err == nil {
+		return time.Duration(spec.StopTimeout)
+	}
+	return 30 * time.Second
+}
+
 // agentsNamed opens the named agents, or every agent when names is empty and all is true.
 // An unknown name is an error with a hint.
 func agentsNamed(d *state.Dir, names []string, all bool) ([]*state.Agent, error) {

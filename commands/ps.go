@@ -59,10 +59,6 @@ type psRow struct {
 }
 
 func runPs(c *cli.Context) error {
-	names, err := names(c)
-	if err != nil {
-		return err
-	}
 	states := map[string]bool{}
 	for _, s := range c.StringSlice("state") {
 		for _, s := range strings.Split(s, ",") {
@@ -76,11 +72,7 @@ func runPs(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := openRunDir(c)
-	if err != nil {
-		return err
-	}
-	agents, err := agentsNamed(d, names, true)
+	agents, err := targets(c, "", true)
 	if err != nil {
 		return err
 	}

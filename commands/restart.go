@@ -2,7 +2,6 @@ package commands
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -27,34 +26,17 @@ func restartCommand() *cli.Command {
 			formatFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			names, err := names(c)
-			if err != nil {
-				return err
-			}
-			if len(names) == 0 {
-				return usagef(c, "missing NAME: agt restart [-t DURATION] [--fresh] NAME...")
-			}
 			out, err := outputFor(c)
 			if err != nil {
 				return err
 			}
-			d, err := openRunDir(c)
-			if err != nil {
-				return err
-			}
-			agents, err := agentsNamed(d, names, false)
+			agents, err := targets(c, "agt restart [-t DURATION] [--fresh] NAME...", false)
 			if err != nil {
 				return err
 			}
 			failed := false
 			for _, a := range agents {
-				timeout := c.Duration("timeout")
-				if timeout <= 0 {
-					if spec, err := a.ReadSpec(); err == nil {
-						timeout = time.Duration(spec.StopTimeout)
-					}
-				}
-				spawned, err := spawn.Restart(c.Context, a, timeout, c.Bool("fresh"))
+				spawned, err := spawn.Restart(c.Context, a, grace(c, a), c.Bool("fresh"))
 				if err != nil {
 					if c.Context.Err() != nil {
 						return cli.Exit("", 130)

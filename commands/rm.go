@@ -48,22 +48,11 @@ type rmResult struct {
 }
 
 func runRm(c *cli.Context) error {
-	names, err := names(c)
-	if err != nil {
-		return err
-	}
-	if len(names) == 0 {
-		return usagef(c, "missing NAME: agt rm [--workspace] [--force] NAME...")
-	}
 	out, err := outputFor(c)
 	if err != nil {
 		return err
 	}
-	d, err := openRunDir(c)
-	if err != nil {
-		return err
-	}
-	agents, err := agentsNamed(d, names, false)
+	agents, err := targets(c, "agt rm [--workspace] [--force] NAME...", false)
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package commands
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -28,21 +27,10 @@ func stopCommand() *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent"},
 		},
 		Action: func(c *cli.Context) error {
-			names, err := names(c)
-			if err != nil {
-				return err
-			}
-			if len(names) == 0 && !c.Bool("all") {
-				return usagef(c, "missing NAME: agt stop [-t DURATION] NAME... | --all")
-			}
-			if len(names) > 0 && c.Bool("all") {
+			if c.Args().Len() > 0 && c.Bool("all") {
 				return usagef(c, "--all takes no NAME")
 			}
-			d, err := openRunDir(c)
-			if err != nil {
-				return err
-			}
-			agents, err := agentsNamed(d, names, true)
+			agents, err := targets(c, "agt stop [-t DURATION] NAME... | --all", c.Bool("all"))
 			if err != nil {
 				return err
 			}
@@ -66,12 +54,7 @@ func stopAll(c *cli.Context, agents []*state.Agent) error {
 			results[i] = result{st: before, already: true}
 			continue
 		}
-		timeout := c.Duration("timeout")
-		if timeout <= 0 {
-			if spec, err := a.ReadSpec(); err == nil {
-				timeout = time.Duration(spec.StopTimeout)
-			}
-		}
+		timeout := grace(c, a)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -36,14 +36,11 @@ func tailCommand() *cli.Command {
 			formatFlag(),
 		},
 		Action: func(c *cli.Context) error {
-			names, err := names(c)
-			if err != nil {
-				return err
-			}
 			f := tailFilter{last: c.Int("lines")}
 			if f.last < 0 {
 				return usagef(c, "-n %d: must not be negative", f.last)
 			}
+			var err error
 			if f.since, err = parseSince(c, c.String("since")); err != nil {
 				return err
 			}
@@ -64,11 +61,7 @@ func tailCommand() *cli.Command {
 			if out.mode == modeTable {
 				out.mode = modeJSON // events are NDJSON on a terminal too
 			}
-			d, err := openRunDir(c)
-			if err != nil {
-				return err
-			}
-			agents, err := agentsNamed(d, names, true)
+			agents, err := targets(c, "", true)
 			if err != nil {
 				return err
 			}

@@ -2,8 +2,6 @@ package commands
 
 import (
 	"github.com/urfave/cli/v2"
-
-	"agt/state"
 )
 
 func waitCommand() *cli.Command {
@@ -17,18 +15,7 @@ func waitCommand() *cli.Command {
 			"   agt wait build && echo built\n" +
 			"   agt wait a b c; echo \"first failure: $?\"",
 		Action: func(c *cli.Context) error {
-			names, err := names(c)
-			if err != nil {
-				return err
-			}
-			if len(names) == 0 {
-				return usagef(c, "missing NAME: agt wait NAME...")
-			}
-			d, err := openRunDir(c)
-			if err != nil {
-				return err
-			}
-			agents, err := agentsNamed(d, names, false)
+			agents, err := targets(c, "agt wait NAME...", false)
 			if err != nil {
 				return err
 			}
@@ -45,5 +32,3 @@ func waitCommand() *cli.Command {
 		},
 	}
 }
-
-var _ = state.ErrNoAgent

@@ -167,11 +167,15 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		RestartDelay: cfg.Restart.Delay, RestartMaxDelay: cfg.Restart.MaxDelay, HealthyAfter: cfg.Restart.HealthyAfter,
 		MaxAgents: cfg.MaxAgents, LogMaxSize: cfg.LogMaxSize,
 	}
-	if c.IsSet("restart") {
+	switch {
+	case c.String("restart") != "":
 		if err := spawn.ValidRestart(c.String("restart")); err != nil {
 			return spawn.Options{}, nil, usagef(c, "--restart: %v", err)
 		}
 		opts.Restart = c.String("restart")
+	case c.Bool("wait") && !cfg.Restart.PolicySet:
+		// A CI step runs once and reports how it ended, unless restarts are asked for.
+		opts.Restart = spawn.RestartNever
 	}
 	for _, f := range []struct {
 		name string

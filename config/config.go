@@ -39,6 +39,7 @@ type Config struct {
 // backoff timings.
 type Restart struct {
 	Policy       string
+	PolicySet    bool // a file set the policy (spawn --wait otherwise runs once)
 	MaxRestarts  int
 	Delay        time.Duration // the first delay; it doubles
 	MaxDelay     time.Duration
@@ -254,7 +255,7 @@ func (c *Config) merge(path string) error {
 		if !slices.Contains([]string{"on-failure", "always", "never"}, f.Restart) {
 			return fmt.Errorf("%s: restart %q: want on-failure, always or never", path, f.Restart)
 		}
-		c.Restart.Policy = f.Restart
+		c.Restart.Policy, c.Restart.PolicySet = f.Restart, true
 	}
 	if f.MaxRestarts != nil {
 		if *f.MaxRestarts < 0 {

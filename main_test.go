@@ -351,6 +351,9 @@ func cmdSeqs(ts *testscript.TestScript, neg bool, args []string) {
 	n := 0
 	for _, line := range strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n") {
 		seq := gjson.Get(line, "seq").Int()
+		if last == 0 && seq != 1 {
+			ts.Fatalf("%s: the first seq is %d, not 1", args[0], seq)
+		}
 		if last != 0 && seq != last+1 {
 			ts.Fatalf("%s: seq %d after %d", args[0], seq, last)
 		}

@@ -1,6 +1,8 @@
 package commands
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -28,10 +30,6 @@ func formatFlag() cli.Flag {
 	}
 }
 
-func timeoutFlag(usage string) *cli.DurationFlag {
-	return &cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: usage, Value: 30 * time.Second, EnvVars: []string{"AGT_STOP_TIMEOUT"}}
-}
-
 // openRunDir opens the run directory named by --run-dir, $AGT_RUN_DIR or the XDG default.
 func openRunDir(c *cli.Context) (*state.Dir, error) {
 	root, err := state.ResolveRoot(c.String("run-dir"))
@@ -52,6 +50,14 @@ func targets(c *cli.Context, synopsis string, all bool) ([]*state.Agent, error) 
 	if len(names) == 0 && !all {
 		return nil, usagef(c, "missing NAME: %s", synopsis)
 	}
+	if c.IsSet("timeout") && c.Duration("timeout") < 0 {
+		return nil, usagef(c, "-t %s: must not be negative", c.Duration("timeout"))
+	}
+	for _, n := range names {
+		if err := state.ValidateName(n); err != nil {
+			return nil, cli.Exit(err, 2)
+		}
+	}
 	d, err := openRunDir(c)
 	if err != nil {
 		return nil, err
@@ -59,10 +65,20 @@ func targets(c *cli.Context, synopsis string, all bool) ([]*state.Agent, error) 
 	return agentsNamed(d, names, true)
 }
 
-// grace is the stop grace for a: -t when given, else the --timeout it was spawned with.
+// warn prints an error about one agent on stderr, each of its lines (hints too) prefixed.
+func warn(c *cli.Context, verb, name string, err error) {
+	lines := strings.Split(err.Error(), "\n")
+	fmt.Fprintf(c.App.ErrWriter, "agt: %s %s: %s\n", verb, name, lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(c.App.ErrWriter, "agt: %s\n", l)
+	}
+}
+
+// grace is the stop grace for a: -t when given (0 kills at once, as docker's does), else the
+// --timeout it was spawned with. main checks -t is not negative before.
 func grace(c *cli.Context, a *state.Agent) time.Duration {
-	if t := c.Duration("timeout"); t > 0 {
-		return t
+	if c.IsSet("timeout") {
+		return c.Duration("timeout")
 	}
 	if spec, err := a.ReadSpec(); err == nil {
 		return time.Duration(spec.StopTimeout)

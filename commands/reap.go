@@ -56,7 +56,7 @@ func reapCommand() *cli.Command {
 					if c.Bool("dry-run") {
 						v["action"] = "would prune"
 					} else if ok, err := spawn.Prune(a, prune); err != nil {
-						fmt.Fprintf(c.App.ErrWriter, "agt: prune %s: %v\n", a.Name, err)
+						warn(c, "prune", a.Name, err)
 						failed = true
 						continue
 					} else if !ok {
@@ -73,7 +73,7 @@ func reapCommand() *cli.Command {
 				if !c.Bool("dry-run") {
 					r, err := spawn.Reap(a)
 					if err != nil {
-						fmt.Fprintf(c.App.ErrWriter, "agt: reap %s: %v\n", a.Name, err)
+						warn(c, "reap", a.Name, err)
 						failed = true
 						continue
 					}

@@ -1,8 +1,6 @@
 package commands
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
 	"agt/spawn"
@@ -41,7 +39,7 @@ func restartCommand() *cli.Command {
 					if c.Context.Err() != nil {
 						return cli.Exit("", 130)
 					}
-					fmt.Fprintf(c.App.ErrWriter, "agt: restart %s: %v\n", a.Name, err)
+					warn(c, "restart", a.Name, err)
 					failed = true
 					continue
 				}

@@ -58,7 +58,7 @@ func runRm(c *cli.Context) error {
 	}
 	failed := false
 	for _, a := range agents {
-		r, err := rmAgent(c.Context, a, c.Bool("workspace"), c.Bool("force"))
+		r, err := rmAgent(c.Context, a, c.Bool("workspace"), c.Bool("force"), grace(c, a))
 		if c.Context.Err() != nil {
 			return cli.Exit("", 130)
 		}
@@ -68,12 +68,7 @@ func runRm(c *cli.Context) error {
 			}
 		}
 		if err != nil {
-			for i, line := range strings.Split(strings.TrimSpace(err.Error()), "\n") {
-				if i == 0 {
-					line = "rm " + a.Name + ": " + line
-				}
-				fmt.Fprintf(c.App.ErrWriter, "agt: %s\n", line)
-			}
+			warn(c, "rm", a.Name, err)
 			failed = true
 		}
 	}
@@ -85,7 +80,7 @@ func runRm(c *cli.Context) error {
 
 // rmAgent removes a's workspace (when asked) and then its record, holding its lock so that no
 // supervisor starts meanwhile. What it removed before an error is in the result.
-func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool) (*rmResult, error) {
+func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool, timeout time.Duration) (*rmResult, error) {
 	r := &rmResult{Name: a.Name, Removed: []string{}}
 	st := spawn.Observe(a)
 	if !stream.IsFinal(st.State) {
@@ -95,10 +90,6 @@ func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool) (*r
 				hint = "run 'agt reap' first, or use --force"
 			}
 			return nil, withHint(fmt.Errorf("%s is %s, not ended", a.Name, st.State), hint)
-		}
-		timeout := 30 * time.Second
-		if spec, err := a.ReadSpec(); err == nil && spec.StopTimeout > 0 {
-			timeout = time.Duration(spec.StopTimeout)
 		}
 		if _, err := spawn.Stop(ctx, a, timeout); err != nil {
 			return nil, err

@@ -67,7 +67,7 @@ func stopAll(c *cli.Context, agents []*state.Agent) error {
 	for i, r := range results {
 		switch {
 		case r.err != nil:
-			fmt.Fprintf(c.App.ErrWriter, "agt: stop %s: %v\n", agents[i].Name, r.err)
+			warn(c, "stop", agents[i].Name, r.err)
 			if firstErr == nil {
 				firstErr = cli.Exit("", 1)
 			}

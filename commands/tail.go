@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -211,6 +212,9 @@ func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tai
 
 // ended reports whether a will write no more events: it is final, or its supervisor is gone.
 func ended(a *state.Agent) bool {
+	if _, err := os.Stat(a.Dir); err != nil {
+		return true // the record is gone: nothing will write to it
+	}
 	st := spawn.Observe(a)
 	return stream.IsFinal(st.State) || st.State == stream.Lost
 }

@@ -174,7 +174,8 @@ func sent(id Identity, err error) error {
 type Proc struct {
 	Identity
 	PPID, PGID, SID int
-	State           byte // R, S, D, Z, T, …
+	State           byte   // R, S, D, Z, T, …
+	Comm            string // the command name, as ps -o comm shows it
 }
 
 func (p Proc) zombie() bool { return p.State == 'Z' || p.State == 'X' }
@@ -250,6 +251,9 @@ func parseStat(b []byte) (Proc, error) {
 	}
 	var p Proc
 	var errs [4]error
+	if j := bytes.IndexByte(b, '('); j >= 0 && j < i {
+		p.Comm = string(b[j+1 : i])
+	}
 	p.State = f[0][0]
 	p.PPID, errs[0] = strconv.Atoi(f[4-3])
 	p.PGID, errs[1] = strconv.Atoi(f[5-3])
@@ -297,7 +301,8 @@ type Tree struct {
 	Group     int
 	Root      int
 	Env       string
-	GroupOnly bool // for tests: skip the descendant and Env sweeps
+	GroupOnly bool   // for tests: skip the descendant and Env sweeps
+	Spare     string // processes of this command name, and all below them, are never members
 }
 
 // Members returns the identities of the tree's live processes, by PID.
@@ -310,13 +315,32 @@ func (t Tree) Members() ([]Identity, error) {
 	for _, p := range procs {
 		children[p.PPID] = append(children[p.PPID], p.PID)
 	}
+	// Another agent's supervisor (spawned from inside this agent, then adopted by our
+	// subreaper) is not ours, nor is anything below it.
+	spared := make(map[int]bool)
+	if t.Spare != "" {
+		var queue []int
+		for _, p := range procs {
+			if p.Comm == t.Spare && p.PID != t.Root {
+				queue = append(queue, p.PID)
+			}
+		}
+		for len(queue) > 0 {
+			pid := queue[0]
+			queue = queue[1:]
+			if !spared[pid] {
+				spared[pid] = true
+				queue = append(queue, children[pid]...)
+			}
+		}
+	}
 	desc := make(map[int]bool)
 	if t.Root > 0 {
 		queue := slices.Clone(children[t.Root])
 		for len(queue) > 0 {
 			pid := queue[0]
 			queue = queue[1:]
-			if !desc[pid] && pid != t.Root {
+			if !desc[pid] && pid != t.Root && !spared[pid] {
 				desc[pid] = true
 				queue = append(queue, children[pid]...)
 			}
@@ -328,7 +352,7 @@ func (t Tree) Members() ([]Identity, error) {
 	self := os.Getpid()
 	var ids []Identity
 	for _, p := range procs {
-		if p.PID == self || p.zombie() {
+		if p.PID == self || p.zombie() || spared[p.PID] {
 			continue
 		}
 		inGroup := t.Group > 0 && p.PGID == t.Group &&

@@ -132,7 +132,7 @@ func TestParseStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Proc{State: 'S', PPID: 7, PGID: 8, SID: 9, Identity: Identity{Start: 2200}}
+	want := Proc{State: 'S', PPID: 7, PGID: 8, SID: 9, Comm: "a) b (c)", Identity: Identity{Start: 2200}}
 	if p != want {
 		t.Errorf("parseStat = %+v, want %+v", p, want)
 	}

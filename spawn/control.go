@@ -53,7 +53,14 @@ func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.St
 		if _, err := Reap(a); err != nil {
 			return nil, err
 		}
-		return Observe(a), nil
+		// Nil from Reap: a concurrent reap, or a supervisor just starting, holds the lock.
+		if err := a.WaitFree(ctx); err != nil {
+			return nil, err
+		}
+		if st := Observe(a); stream.IsFinal(st.State) {
+			return st, nil
+		}
+		return nil, fmt.Errorf("%s is still %s after its supervisor let go; run 'agt stop %s' again", a.Name, Observe(a).State, a.Name)
 	}
 	line, err := a.ReadPID(state.SupervisorPIDFile)
 	if err != nil {
@@ -63,8 +70,12 @@ func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.St
 	if err != nil {
 		return nil, fmt.Errorf("read supervisor pid of %s: %w", a.Name, err)
 	}
-	if err := pids.Signal(sup, syscall.SIGTERM); err != nil && !errors.Is(err, pids.ErrGone) {
-		return nil, fmt.Errorf("signal supervisor of %s: %w", a.Name, err)
+	// A stop already under way is waited for, not repeated: a second SIGTERM would cut its
+	// grace short.
+	if st.State != stream.Stopping {
+		if err := pids.Signal(sup, syscall.SIGTERM); err != nil && !errors.Is(err, pids.ErrGone) {
+			return nil, fmt.Errorf("signal supervisor of %s: %w", a.Name, err)
+		}
 	}
 	wait := func(d time.Duration) error {
 		wctx, cancel := context.WithTimeout(ctx, d)
@@ -81,7 +92,7 @@ func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.St
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("supervisor of %s still running %s after SIGKILL; see %s", a.Name, 5*time.Second+timeout, a.Path(state.SupervisorLog))
+			return nil, fmt.Errorf("supervisor of %s still runs 5s after it was told to SIGKILL; see %s", a.Name, a.Path(state.SupervisorLog))
 		}
 	}
 	return Observe(a), nil
@@ -122,7 +133,7 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		// After a reboot nothing recorded names our processes any more: signal nothing (R1).
 		r.Reason = "reboot"
 	} else if leader.PID > 0 || st.Instance != "" {
-		t := pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance)}
+		t := pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Spare: processName}
 		r.Killed = killTree(t)
 	}
 

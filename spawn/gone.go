@@ -40,6 +40,10 @@ func watchGone(dir string, stillThere func() bool) <-chan struct{} {
 	return gone
 }
 
+// processName is what supervisors call themselves, and how a sweep tells another agent's
+// supervisor from the agent's own processes.
+const processName = "agt-supervise"
+
 // setProcessName sets the name that top and ps -o comm show (at most 15 bytes): that of the
 // main thread, which /proc/self/comm names.
 func setProcessName(name string) {

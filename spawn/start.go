@@ -78,6 +78,7 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	release := func() {}
 	if opts.MaxAgents > 0 {
 		// Counting and reserving under one lock: ten spawns at once against a cap of three
 		// start exactly three.
@@ -85,12 +86,17 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer unlock()
-		if n := Alive(d); n >= opts.MaxAgents {
+		n := Alive(d)
+		if n >= opts.MaxAgents {
+			unlock()
 			return nil, fmt.Errorf("too many agents running (%d of %d); stop one or raise max_agents", n, opts.MaxAgents)
 		}
+		release = unlock
 	}
 	a, err := d.Create(opts.Name)
+	// Once reserved, the new record counts as alive for the next spawn (no status yet reads
+	// as unknown), so the lock need not cover the workspace and the start.
+	release()
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +171,7 @@ func launch(d *state.Dir, a *state.Agent, mode string) ([]byte, error) {
 		Path: "/proc/self/exe",
 		Args: []string{"agt", "--run-dir", d.Root, "supervise", "--ready-fd", "3", "--mode", mode, a.Name},
 		// Not our stdout or stderr: `$(agt spawn …)` would wait for the supervisor to close them.
+		Env:         supervisorEnv(),
 		Stdout:      logf,
 		Stderr:      logf,
 		ExtraFiles:  []*os.File{w},
@@ -214,6 +221,9 @@ func logTail(path string) string {
 // ExitCode is the code a shell would give for the agent's end: its exit code, 128+N when a
 // signal killed it. ok is false when nobody saw how it ended.
 func ExitCode(st *state.Status) (code int, ok bool) {
+	if st.State == stream.Lost || st.State == Unknown {
+		return 0, false // whatever the status says, it is not how the agent ended
+	}
 	if st.ExitCode != nil {
 		return *st.ExitCode, true
 	}
@@ -284,4 +294,16 @@ func Restart(ctx context.Context, a *state.Agent, timeout time.Duration, fresh b
 		mode = StartFresh
 	}
 	return launch(d, a, mode)
+}
+
+// supervisorEnv is the caller's environment without the agt identity of an agent the caller
+// may itself be: an agent spawned from inside another is not part of that agent's tree.
+func supervisorEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGT_INSTANCE=") && !strings.HasPrefix(kv, "AGT_NAME=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"os"
 	"os/exec"
@@ -110,9 +111,14 @@ func Supervise(root, name, mode string, ready *os.File) error {
 	// The supervisor owns its signals: SIGTERM stops the agent, a second one cuts the grace
 	// short. SIGHUP and SIGINT (a closing terminal) are not ours to act on.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGCHLD)
-	defer signal.Stop(sigs)
+	// SIGTERM and SIGCHLD on channels of their own: a burst of exiting children must never
+	// crowd out a stop request (signal.Notify drops what a full channel cannot take).
+	terms, chld := make(chan os.Signal, 4), make(chan os.Signal, 1)
+	signal.Notify(terms, syscall.SIGTERM)
+	signal.Notify(chld, syscall.SIGCHLD)
+	defer signal.Stop(terms)
+	defer signal.Stop(chld)
+	sigs := signals{term: terms, chld: chld}
 
 	if s.a.Want() == "down" {
 		err := fmt.Errorf("agent %q was stopped before it started", name)
@@ -149,7 +155,8 @@ func Supervise(root, name, mode string, ready *os.File) error {
 	failures := 0
 	for {
 		exit, stopping := s.run(sigs, g)
-		if stopping {
+		if stopping || s.a.Want() == "down" {
+			// A stop that raced the exit wins over any restart (R6, R18).
 			s.finish(stream.Stopped, "stop", exit)
 			return nil
 		}
@@ -165,10 +172,13 @@ func Supervise(root, name, mode string, ready *os.File) error {
 		if TestOnlyRanFor > 0 {
 			ran = TestOnlyRanFor
 		}
+		if clean {
+			failures = 0 // restart=always: a clean exit is no failure, and never a reason to give up
+		}
 		failures, again, delay = b.next(failures, ran, mrand.Float64())
 		if !again {
 			_, why := endOf(exit)
-			s.finish(stream.Failed, fmt.Sprintf("gave up after %d restarts in a row (%s)", failures-1, why), exit)
+			s.finish(stream.Failed, gaveUp(failures-1, why), exit)
 			return nil
 		}
 		s.restarting(exit, delay)
@@ -185,7 +195,7 @@ func Supervise(root, name, mode string, ready *os.File) error {
 			s.emitError(err.Error(), false)
 			failures, again, delay = b.next(failures, 0, mrand.Float64())
 			if !again {
-				s.finish(stream.Failed, fmt.Sprintf("gave up after %d restarts in a row (%s)", failures-1, err), nil)
+				s.finish(stream.Failed, gaveUp(failures-1, err.Error()), nil)
 				return nil
 			}
 			s.restarting(nil, delay)
@@ -195,6 +205,19 @@ func Supervise(root, name, mode string, ready *os.File) error {
 			}
 		}
 	}
+}
+
+// gaveUp is the reason of an agent failed for good after n restarts.
+func gaveUp(n int, why string) string {
+	if n == 1 {
+		return fmt.Sprintf("gave up after 1 restart (%s)", why)
+	}
+	return fmt.Sprintf("gave up after %d restarts in a row (%s)", n, why)
+}
+
+// signals are the supervisor's own: SIGTERM asks for a stop, SIGCHLD says a child exited.
+type signals struct {
+	term, chld <-chan os.Signal
 }
 
 // endOf is the final state and reason of an agent that ended on its own.
@@ -231,15 +254,14 @@ func (s *supervisor) restarting(exit *stream.Exit, delay time.Duration) {
 }
 
 // pause waits out a restart delay; false when a stop came first.
-func (s *supervisor) pause(sigs <-chan os.Signal, delay time.Duration) bool {
+func (s *supervisor) pause(sigs signals, delay time.Duration) bool {
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	for {
 		select {
-		case sig := <-sigs:
-			if sig == syscall.SIGTERM {
-				return false
-			}
+		case <-sigs.term:
+			return false
+		case <-sigs.chld:
 			s.reap() // an adopted orphan of the last run
 		case <-s.gone:
 			return false
@@ -258,18 +280,17 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The lock is held until the process exits: it is how readers tell that we live. It is
+	// O_CLOEXEC, so the agent never inherits it.
 	lock, err := a.Lock()
 	if err != nil {
-		return nil, fmt.Errorf("lock agent %s: %w", name, err)
+		return nil, err
 	}
-	// The lock is held until the process exits: it is how readers tell that we live. It is
-	// O_CLOEXEC, so the agent never inherits it. Keep it reachable for the whole life.
-	heldLocks = append(heldLocks, lock)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("become child subreaper: %w", err)
 	}
 	// Re-executed through /proc/self/exe, the process would be named "exe" in top and ps -o comm.
-	setProcessName("agt-supervise")
+	setProcessName(processName)
 	self, err := pids.Self()
 	if err != nil {
 		return nil, err
@@ -318,8 +339,6 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	return s, nil
 }
 
-var heldLocks []*state.Lock
-
 func newInstance() string {
 	b := make([]byte, 12)
 	rand.Read(b)
@@ -336,9 +355,10 @@ func (s *supervisor) close() {
 
 // generation is one run of the agent.
 type generation struct {
-	spawned []byte          // the spawned event
-	started time.Time       // when it started (monotonic)
-	readers <-chan struct{} // closed when its stdout and stderr reach EOF
+	outR, errR *os.File        // our ends of the agent's stdout and stderr
+	spawned    []byte          // the spawned event
+	started    time.Time       // when it started (monotonic)
+	readers    <-chan struct{} // closed when its stdout and stderr reach EOF
 }
 
 // start launches the agent in its own session with stdout and stderr on pipes and stdin on
@@ -350,7 +370,7 @@ func (s *supervisor) start(resume bool) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{spawned: spawned, started: time.Now()}
+	g := &generation{spawned: spawned, started: time.Now(), outR: outR, errR: errR}
 	g.readers = s.read(outR, errR)
 	return g, nil
 }
@@ -362,8 +382,11 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.mu.Lock()
+	session := s.status.SessionID // the readers of the last run may still be writing it
+	s.mu.Unlock()
 	resumed := false
-	if resume && len(s.spec.Resume) > 0 && s.status.SessionID != "" {
+	if resume && len(s.spec.Resume) > 0 && session != "" {
 		// The session goes on: the original prompt is not sent again.
 		tmpl, resumed = s.spec.Resume, true
 		rp := s.spec.ResumePrompt
@@ -372,10 +395,11 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 		}
 		prompt = &rp
 	}
-	vals := s.tokens(prompt)
+	vals := s.tokens(prompt, session)
 	if resumed {
-		vals["AGT_PROMPT_FILE"] = ""
+		vals["AGT_PROMPT_FILE"] = "" // it holds the original prompt, which a resume does not send
 	}
+	env := s.agentEnv(vals)
 	argv, err := config.Expand(tmpl, vals)
 	if err != nil {
 		return nil, nil, nil, err
@@ -417,7 +441,7 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 		Path:   path,
 		Args:   argv,
 		Dir:    s.spec.Cwd,
-		Env:    s.agentEnv(prompt),
+		Env:    env,
 		Stdout: outW,
 		Stderr: errW,
 		// Setsid alone also makes a new process group (Setpgid with it fails with EPERM).
@@ -449,7 +473,8 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 			s.stdin.Close() // the last run's
 		}
 		s.stdin = stdinW
-		if prompt != nil && !resumed {
+		if prompt != nil {
+			// The prompt, or on a resume the resume prompt: either way the first turn.
 			go stdinW.Write(userMessage(*prompt))
 		}
 	}
@@ -497,13 +522,13 @@ func (s *supervisor) prompt() (*string, error) {
 }
 
 // tokens are the values of the $AGT_* tokens for this start.
-func (s *supervisor) tokens(prompt *string) map[string]string {
+func (s *supervisor) tokens(prompt *string, session string) map[string]string {
 	vals := map[string]string{
 		"AGT_NAME":        s.spec.Name,
 		"AGT_PROMPT":      "",
 		"AGT_PROMPT_FILE": "",
 		"AGT_MODEL":       s.spec.Model,
-		"AGT_SESSION_ID":  s.status.SessionID,
+		"AGT_SESSION_ID":  session,
 		"AGT_WORKSPACE":   s.spec.Cwd,
 		"AGT_RUN_DIR":     s.root,
 	}
@@ -523,9 +548,8 @@ func userMessage(prompt string) []byte {
 
 // agentEnv is the supervisor's own environment (inherited from `agt spawn`), then the kind's
 // and the --env values, then the agt variables, which nothing may override.
-func (s *supervisor) agentEnv(prompt *string) []string {
+func (s *supervisor) agentEnv(vals map[string]string) []string {
 	env := append(os.Environ(), s.spec.Env...)
-	vals := s.tokens(prompt)
 	for _, t := range config.Tokens {
 		if v := vals[t]; v != "" {
 			env = append(env, t+"="+v)
@@ -684,7 +708,7 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 		}
 	case stream.TypeResult:
 		s.status.Turns++
-		if ev.CostUSD != nil {
+		if ev.CostUSD != nil && !math.IsNaN(*ev.CostUSD) && !math.IsInf(*ev.CostUSD, 0) {
 			c := *ev.CostUSD
 			if s.status.CostUSD != nil {
 				c += *s.status.CostUSD
@@ -730,7 +754,7 @@ func (s *supervisor) writeStatusLocked() {
 	s.status.Updated = time.Now()
 	st := s.status
 	if err := s.a.WriteStatus(&st); err != nil {
-		fmt.Fprintf(os.Stderr, "agt supervise %s: write status: %v\n", s.spec.Name, err)
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
 		return
 	}
 	s.dirty = false
@@ -745,13 +769,14 @@ func (s *supervisor) tree() pids.Tree {
 		Root:      os.Getpid(),
 		Env:       "AGT_INSTANCE=" + s.instance,
 		GroupOnly: TestOnlyGroupKillOnly,
+		Spare:     processName,
 	}
 }
 
 // run is the main loop of one generation: it waits for the agent's exit (from wait, never
 // from stdout EOF), stop requests and silence deadlines. It returns once nothing of the
 // generation is left, with how the agent ended and whether a stop was asked for.
-func (s *supervisor) run(sigs <-chan os.Signal, g *generation) (exit *stream.Exit, stopping bool) {
+func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stopping bool) {
 	var (
 		graceEnd  <-chan time.Time
 		graceAt   time.Time
@@ -800,26 +825,25 @@ func (s *supervisor) run(sigs <-chan os.Signal, g *generation) (exit *stream.Exi
 		graceAt = time.Now().Add(time.Duration(s.spec.StopTimeout))
 		graceEnd = time.NewTimer(time.Until(graceAt)).C
 	}
+	removed := func() {
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed; stopping the agent\n", s.spec.Name, s.a.Dir)
+		stop("run directory removed")
+	}
 	for exit == nil {
 		select {
-		case sig := <-sigs:
-			if sig == syscall.SIGTERM {
-				stop("stop")
-				continue
-			}
+		case <-sigs.term:
+			stop("stop")
+		case <-sigs.chld:
 			exit = s.reap()
 		case <-graceEnd:
 			s.tree().Signal(syscall.SIGKILL)
 		case <-goneCheck:
-			if s.lock.Check() == nil || stopping {
-				continue
+			if s.lock.Check() != nil && !stopping {
+				removed()
 			}
-			fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed; stopping the agent\n", s.spec.Name, s.a.Dir)
-			stop("run directory removed")
 		case <-s.gone:
 			s.gone = nil
-			fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed; stopping the agent\n", s.spec.Name, s.a.Dir)
-			stop("run directory removed")
+			removed()
 		case <-due.C:
 			s.mu.Lock()
 			s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now())
@@ -850,8 +874,10 @@ func (s *supervisor) run(sigs <-chan os.Signal, g *generation) (exit *stream.Exi
 	if stopping {
 		deadline = graceAt
 	}
-	s.sweep(sigs, graceEnd, deadline)
-	s.drain(g.readers)
+	if s.sweep(sigs, graceEnd, deadline, stopping) {
+		stopping = true
+	}
+	s.drain(g)
 
 	s.mu.Lock()
 	s.events = s.dec.End(s.events[:0], *exit)
@@ -891,7 +917,7 @@ func (s *supervisor) reap() *stream.Exit {
 
 // sweep signals what is left of the agent's tree until nothing is: SIGTERM first, SIGKILL once
 // the deadline passes (or the stop grace ends), reaping adopted children as they exit.
-func (s *supervisor) sweep(sigs <-chan os.Signal, graceEnd <-chan time.Time, deadline time.Time) {
+func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline time.Time, stopAsked bool) bool {
 	t := s.tree()
 	t.Signal(syscall.SIGTERM)
 	killed := false
@@ -901,7 +927,7 @@ func (s *supervisor) sweep(sigs <-chan os.Signal, graceEnd <-chan time.Time, dea
 		s.reap()
 		members, err := t.Members()
 		if err == nil && len(members) == 0 {
-			return
+			return stopAsked
 		}
 		if !killed && !time.Now().Before(deadline) {
 			t.Signal(syscall.SIGKILL)
@@ -909,13 +935,16 @@ func (s *supervisor) sweep(sigs <-chan os.Signal, graceEnd <-chan time.Time, dea
 		}
 		if killed && time.Now().After(deadline.Add(5*time.Second)) {
 			s.emitError(fmt.Sprintf("%d processes survived SIGKILL", len(members)), false)
-			return
+			return stopAsked
 		}
 		select {
-		case sig := <-sigs:
-			if sig == syscall.SIGTERM {
-				deadline = time.Now() // a second stop cuts the grace short
+		case <-sigs.term:
+			// A stop now ends the agent for good; a second one cuts the grace short.
+			if stopAsked {
+				deadline = time.Now()
 			}
+			stopAsked = true
+		case <-sigs.chld:
 		case <-graceEnd:
 			deadline = time.Now()
 		case <-tick.C:
@@ -925,11 +954,15 @@ func (s *supervisor) sweep(sigs <-chan os.Signal, graceEnd <-chan time.Time, dea
 
 // drain waits a moment for the readers to reach EOF. Once the tree is gone nobody holds the
 // pipes, so this returns at once unless a process outside the tree kept a copy.
-func (s *supervisor) drain(readers <-chan struct{}) {
+func (s *supervisor) drain(g *generation) {
 	select {
-	case <-readers:
+	case <-g.readers:
 	case <-time.After(time.Second):
 		s.emitError("agent output still open after exit; stopped reading", false)
+		// Closing our ends ends the readers, so they cannot feed the next run's decoder.
+		g.outR.Close()
+		g.errR.Close()
+		<-g.readers
 	}
 }
 

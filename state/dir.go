@@ -1,5 +1,5 @@
 // Package state owns agt's run directory: one subdirectory per agent under agents/, holding its
-// spec, status, desired state, process identities, lock, control socket and logs.
+// spec, prompt, status, desired state, process identities, lock and logs.
 //
 // Invariants:
 //   - Directories are created 0700 and files 0600. Open refuses a run directory that another
@@ -11,8 +11,9 @@
 //     content or the new, never a mix.
 //   - status.json is written only by the holder of supervisor.lock. The lock is an flock taken
 //     with O_CLOEXEC and held for the supervisor's whole life; a free lock means no supervisor.
-//   - Each log has one writer, which appends with O_APPEND and exactly one write(2) per line, and
-//     ends a torn tail with a newline before appending. Readers pass on only complete lines (those
+//   - Each log has one writer, which appends with O_APPEND, never splits a line across write(2)
+//     calls (a write may carry several whole lines), and ends a torn tail with a newline before
+//     appending. Readers pass on only complete lines (those
 //     ending in '\n'), hold back a partial last line until it completes, and skip and count lines
 //     that are not JSON objects.
 package state
@@ -46,7 +47,6 @@ const (
 	SupervisorPIDFile = "supervisor.pid"
 	AgentPIDFile      = "agent.pid"
 	LockFile          = "supervisor.lock"
-	SocketFile        = "ctl.sock"
 	EventsFile        = "events.ndjson"
 	StdoutLog         = "stdout.log"
 	StderrLog         = "stderr.log"

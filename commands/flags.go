@@ -90,10 +90,7 @@ func grace(c *cli.Context, a *state.Agent) time.Duration {
 // An unknown name is an error with a hint.
 func agentsNamed(d *state.Dir, names []string, all bool) ([]*state.Agent, error) {
 	if len(names) == 0 && all {
-		var err error
-		if names, err = d.Names(); err != nil {
-			return nil, err
-		}
+		return d.Agents()
 	}
 	agents := make([]*state.Agent, 0, len(names))
 	for _, n := range names {

@@ -88,11 +88,11 @@ func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.St
 		}
 		// The grace is over: a second SIGTERM makes the supervisor SIGKILL the tree now.
 		pids.Signal(sup, syscall.SIGTERM)
-		if err := wait(5 * time.Second); err != nil {
+		if err := wait(10 * time.Second); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("supervisor of %s still runs 5s after it was told to SIGKILL; see %s", a.Name, a.Path(state.SupervisorLog))
+			return nil, fmt.Errorf("supervisor of %s still runs 10s after it was told to SIGKILL; see %s", a.Name, a.Path(state.SupervisorLog))
 		}
 	}
 	return Observe(a), nil

@@ -501,8 +501,7 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: shown, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
 	spawned = s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
-	s.setStateLocked(stream.Starting, "", now)
-	s.writeStatusLocked()
+	s.setStateLocked(stream.Starting, "", now) // writes the status
 	return spawned, outR, errR, nil
 }
 
@@ -921,7 +920,10 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 	t := s.tree()
 	t.Signal(syscall.SIGTERM)
 	killed := false
-	tick := time.NewTicker(20 * time.Millisecond)
+	// Each look costs a scan of /proc: look often at first (most processes exit at once on
+	// SIGTERM), then less and less, up to five times a second.
+	wait := 10 * time.Millisecond
+	tick := time.NewTimer(wait)
 	defer tick.Stop()
 	for {
 		s.reap()
@@ -948,6 +950,10 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 		case <-graceEnd:
 			deadline = time.Now()
 		case <-tick.C:
+			if wait < 200*time.Millisecond {
+				wait *= 2
+			}
+			tick.Reset(wait)
 		}
 	}
 }

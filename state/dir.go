@@ -216,6 +216,20 @@ func (d *Dir) Names() ([]string, error) {
 	return names, nil
 }
 
+// Agents returns every agent of d, sorted by name, from one listing of agents/ (no further
+// look-up per agent: ps runs it in shell prompts).
+func (d *Dir) Agents() ([]*Agent, error) {
+	names, err := d.Names()
+	if err != nil {
+		return nil, err
+	}
+	agents := make([]*Agent, len(names))
+	for i, n := range names {
+		agents[i] = &Agent{Name: n, Dir: filepath.Join(d.Root, agentsDir, n)}
+	}
+	return agents, nil
+}
+
 // Path returns the path of file in the agent's directory.
 func (a *Agent) Path(file string) string {
 	return filepath.Join(a.Dir, file)

@@ -138,11 +138,11 @@ func psTable(rows []psRow) ([]string, [][]string) {
 	out := make([][]string, len(rows))
 	for i, r := range rows {
 		pid := "-"
-		if r.PID > 0 && !stream.IsFinal(r.State) && r.State != stream.Lost {
+		if r.PID > 0 && !stream.IsFinal(r.State) && r.State != stream.Lost && r.State != stream.Restarting {
 			pid = strconv.Itoa(r.PID)
 		}
 		state := r.State
-		if r.Reason != "" && (r.State == stream.Waiting || r.State == stream.Stale || r.State == stream.Failed) {
+		if r.Reason != "" && (r.State == stream.Waiting || r.State == stream.Stale || r.State == stream.Failed || r.State == stream.Restarting) {
 			state += " (" + r.Reason + ")"
 		}
 		dir := r.Dir

@@ -69,9 +69,11 @@ func tailCommand() *cli.Command {
 			if !c.Bool("follow") {
 				bw := bufio.NewWriterSize(out.w, 64<<10)
 				out.w = bw
-				if _, err := printPast(out, agents, f); err != nil {
+				cursors, err := printPast(out, agents, f)
+				if err != nil {
 					return err
 				}
+				closeAll(cursors)
 				return bw.Flush()
 			}
 			err = followEvents(c.Context, out, agents, f)
@@ -105,45 +107,61 @@ func (f tailFilter) match(line []byte) bool {
 
 type pastEvent struct {
 	ts   time.Time
+	seq  int64
 	line []byte
 }
 
 // printPast prints the events already logged, merged in time order, and returns each log's
 // offset past its last complete line.
-func printPast(out *output, agents []*state.Agent, f tailFilter) ([]int64, error) {
-	offsets := make([]int64, len(agents))
+func printPast(out *output, agents []*state.Agent, f tailFilter) ([]*state.Cursor, error) {
+	cursors := make([]*state.Cursor, len(agents))
 	var events []pastEvent
 	keep := func(line []byte) error {
 		if f.match(line) {
 			ts, _ := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
-			events = append(events, pastEvent{ts, append([]byte(nil), line...)})
+			events = append(events, pastEvent{ts, gjson.GetBytes(line, "seq").Int(), append([]byte(nil), line...)})
 		}
 		return nil
 	}
 	for i, a := range agents {
-		// The rotated log first: it holds the older events.
+		// The current log first, held open for a follower; then the rotated one, unless it
+		// is the file just read (rotated in between). Sorting puts them in order.
 		path := a.Path(state.EventsFile)
-		if _, _, err := state.ReadLog(path+state.RotatedSuffix, keep); err != nil {
-			return nil, err
-		}
-		off, _, err := state.ReadLog(path, keep)
+		c, _, err := state.ReadLogCursor(path, keep)
 		if err != nil {
+			closeAll(cursors)
 			return nil, err
 		}
-		offsets[i] = off
+		cursors[i] = c
+		if fi, err := os.Stat(path + state.RotatedSuffix); err == nil && !c.SameFile(fi) {
+			if _, _, err := state.ReadLog(path+state.RotatedSuffix, keep); err != nil {
+				closeAll(cursors)
+				return nil, err
+			}
+		}
 	}
-	if len(agents) > 1 {
-		sort.SliceStable(events, func(i, j int) bool { return events[i].ts.Before(events[j].ts) })
-	}
+	sort.SliceStable(events, func(i, j int) bool {
+		if !events[i].ts.Equal(events[j].ts) {
+			return events[i].ts.Before(events[j].ts)
+		}
+		return events[i].seq < events[j].seq
+	})
 	if f.last > 0 && len(events) > f.last {
 		events = events[len(events)-f.last:]
 	}
 	for _, e := range events {
 		if err := printEvent(out, e.line); err != nil {
+			closeAll(cursors)
 			return nil, err
 		}
 	}
-	return offsets, nil
+	return cursors, nil
+}
+
+func closeAll(cursors []*state.Cursor) {
+	for _, c := range cursors {
+		c.Close()
+	}
 }
 
 func printEvent(out *output, line []byte) error {
@@ -167,11 +185,12 @@ func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tai
 	buffered := *out
 	buffered.w = bw
 	out = &buffered
-	offsets, err := printPast(out, agents, f)
+	cursors, err := printPast(out, agents, f)
 	if err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
+		closeAll(cursors)
 		return err
 	}
 	var (
@@ -183,7 +202,7 @@ func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tai
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = state.FollowLog(ctx, a.Path(state.EventsFile), offsets[i], func(line []byte) error {
+			errs[i] = state.FollowLogFrom(ctx, a.Path(state.EventsFile), cursors[i], func(line []byte) error {
 				if !f.match(line) {
 					return nil
 				}

@@ -303,17 +303,67 @@ func (lr *lineReader) drain(fn func(line []byte) error) error {
 // skipped as broken. A partial last line is not passed on. A missing file is an empty log. An
 // error from fn stops the read and is returned as is, with offset before that line.
 func ReadLog(path string, fn func(line []byte) error) (offset int64, broken int, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, 0, nil
+	f, lr, err := readLog(path, fn)
+	if f != nil {
+		f.Close()
 	}
-	if err != nil {
+	if lr == nil {
 		return 0, 0, err
 	}
-	defer f.Close()
-	lr := &lineReader{r: f}
-	err = lr.drain(fn)
 	return lr.off, lr.broken, err
+}
+
+// readLog opens path and hands every complete line to fn. The file is nil when the log does
+// not exist; the reader, when not nil, says how far it got.
+func readLog(path string, fn func(line []byte) error) (*os.File, *lineReader, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	lr := &lineReader{r: f}
+	return f, lr, lr.drain(fn)
+}
+
+// Cursor is a place in one log file: the file as it was read, open, and the offset just past
+// its last complete line. A follower started from it goes on in that very file, even when the
+// log was rotated since, so no line falls between reading and following.
+type Cursor struct {
+	f   *os.File
+	off int64
+}
+
+// SameFile reports whether the cursor's file is the one fi describes (a rotated log, say).
+func (c *Cursor) SameFile(fi os.FileInfo) bool {
+	if c == nil || c.f == nil {
+		return false
+	}
+	held, err := c.f.Stat()
+	return err == nil && os.SameFile(held, fi)
+}
+
+// Close lets go of the file.
+func (c *Cursor) Close() {
+	if c != nil && c.f != nil {
+		c.f.Close()
+		c.f = nil
+	}
+}
+
+// ReadLogCursor is ReadLog that keeps the file open for FollowLogFrom. The cursor is nil when
+// the log does not exist yet.
+func ReadLogCursor(path string, fn func(line []byte) error) (*Cursor, int, error) {
+	f, lr, err := readLog(path, fn)
+	switch {
+	case f == nil:
+		return nil, 0, err
+	case err != nil:
+		f.Close()
+		return nil, lr.broken, err
+	}
+	return &Cursor{f: f, off: lr.off}, lr.broken, nil
 }
 
 // drainAgain tells FollowLog's loop that the file changed under it and another drain is due.
@@ -326,6 +376,16 @@ var drainAgain = errors.New("drain again")
 // returns ctx.Err() when ctx is cancelled and any error from fn as is. The slice fn gets is valid
 // only during the call.
 func FollowLog(ctx context.Context, path string, offset int64, fn func(line []byte) error, done func() bool) error {
+	return followLog(ctx, path, nil, offset, fn, done)
+}
+
+// FollowLogFrom is FollowLog from where ReadLogCursor left off, in the file it read; it takes
+// over the cursor (and closes it). A nil cursor follows the log from its start.
+func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []byte) error, done func() bool) error {
+	return followLog(ctx, path, c, 0, fn, done)
+}
+
+func followLog(ctx context.Context, path string, c *Cursor, offset int64, fn func(line []byte) error, done func() bool) error {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w, err := fsnotify.NewWatcher(); err == nil {
@@ -344,6 +404,15 @@ func FollowLog(ctx context.Context, path string, offset int64, fn func(line []by
 
 	var f *os.File
 	var lr *lineReader
+	if c != nil && c.f != nil {
+		// Back to the end of the last complete line: a partial one was read but held back.
+		if _, err := c.f.Seek(c.off, io.SeekStart); err != nil {
+			c.Close()
+			return err
+		}
+		f, lr = c.f, &lineReader{r: c.f, off: c.off}
+		c.f = nil
+	}
 	defer func() {
 		if f != nil {
 			f.Close()

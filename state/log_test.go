@@ -430,3 +430,41 @@ func FuzzReadLog(f *testing.F) {
 		}
 	})
 }
+
+// TestFollowLogFromCursorAcrossRotation: lines appended to the file that was read, then a
+// rotation, both before the follower starts: it gets every line once, in order (R22).
+func TestFollowLogFromCursorAcrossRotation(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, EventsFile)
+	w, _, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := 1; i <= 3; i++ {
+		if err := w.Write([]byte(event(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var read []string
+	c, _, err := ReadLogCursor(path, func(l []byte) error { read = append(read, string(l)); return nil })
+	if err != nil || len(read) != 3 {
+		t.Fatalf("ReadLogCursor: %v, %d lines", err, len(read))
+	}
+	w.Write([]byte(event(4))) // after the read, before the rotation
+	if err := w.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(event(5)))
+	var got []string
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = FollowLogFrom(ctx, path, c, func(l []byte) error { got = append(got, string(l)); return nil },
+		func() bool { return len(got) >= 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{event(4), event(5)}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("followed %q, want %q", got, want)
+	}
+}

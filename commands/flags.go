@@ -62,7 +62,7 @@ func targets(c *cli.Context, synopsis string, all bool) ([]*state.Agent, error) 
 	if err != nil {
 		return nil, err
 	}
-	return agentsNamed(d, names, true)
+	return agentsNamed(d, names)
 }
 
 // warn prints an error about one agent on stderr, each of its lines (hints too) prefixed.
@@ -86,10 +86,10 @@ func grace(c *cli.Context, a *state.Agent) time.Duration {
 	return 30 * time.Second
 }
 
-// agentsNamed opens the named agents, or every agent when names is empty and all is true.
+// agentsNamed opens the named agents, or every agent when names is empty.
 // An unknown name is an error with a hint.
-func agentsNamed(d *state.Dir, names []string, all bool) ([]*state.Agent, error) {
-	if len(names) == 0 && all {
+func agentsNamed(d *state.Dir, names []string) ([]*state.Agent, error) {
+	if len(names) == 0 {
 		return d.Agents()
 	}
 	agents := make([]*state.Agent, 0, len(names))

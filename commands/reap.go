@@ -38,7 +38,7 @@ func reapCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			agents, err := agentsNamed(d, nil, true)
+			agents, err := d.Agents()
 			if err != nil {
 				return err
 			}

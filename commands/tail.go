@@ -202,7 +202,15 @@ func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tai
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Probing the agent's status and lock after every drain would cost a flood two
+			// file reads per batch: while lines flow and none of them ends the agent, it has
+			// not ended. A drain that brought nothing, or a final state event, asks.
+			lines, final := 0, false
 			errs[i] = state.FollowLogFrom(ctx, a.Path(state.EventsFile), cursors[i], func(line []byte) error {
+				lines++
+				if gjson.GetBytes(line, "type").String() == stream.TypeState && stream.IsFinal(gjson.GetBytes(line, "to").String()) {
+					final = true
+				}
 				if !f.match(line) {
 					return nil
 				}
@@ -213,7 +221,9 @@ func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tai
 				mu.Lock()
 				bw.Flush()
 				mu.Unlock()
-				return ended(a)
+				busy := lines > 0 && !final
+				lines, final = 0, false
+				return !busy && ended(a)
 			})
 		}()
 	}

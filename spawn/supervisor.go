@@ -102,14 +102,10 @@ func Supervise(root, name, mode string, ready *os.File) error {
 		ready = nil
 	}
 	closeInheritedOnExec()
-	s, err := openSupervisor(root, name)
-	if err != nil {
-		report(readyMsg{Error: err.Error()})
-		return err
-	}
-	defer s.close()
 	// The supervisor owns its signals: SIGTERM stops the agent, a second one cuts the grace
-	// short. SIGHUP and SIGINT (a closing terminal) are not ours to act on.
+	// short. SIGHUP and SIGINT (a closing terminal) are not ours to act on. They are caught
+	// before the lock is taken, so a stop that sees the lock held is never lost: it is the
+	// one way a stop reaches us.
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
 	// SIGTERM and SIGCHLD on channels of their own: a burst of exiting children must never
 	// crowd out a stop request (signal.Notify drops what a full channel cannot take).
@@ -119,6 +115,12 @@ func Supervise(root, name, mode string, ready *os.File) error {
 	defer signal.Stop(terms)
 	defer signal.Stop(chld)
 	sigs := signals{term: terms, chld: chld}
+	s, err := openSupervisor(root, name)
+	if err != nil {
+		report(readyMsg{Error: err.Error()})
+		return err
+	}
+	defer s.close()
 
 	if s.a.Want() == "down" {
 		err := fmt.Errorf("agent %q was stopped before it started", name)
@@ -861,9 +863,6 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 				s.writeStatusLocked()
 			}
 			s.mu.Unlock()
-		}
-		if exit == nil && s.a.Want() == "down" && !stopping {
-			stop("stop")
 		}
 	}
 

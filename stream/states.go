@@ -37,12 +37,6 @@ func Known(state string) bool {
 	return false
 }
 
-// Default timings of the silence-driven transitions.
-const (
-	DefaultIdleAfter  = 5 * time.Second
-	DefaultStaleAfter = 10 * time.Minute
-)
-
 // Machine is the pure transition function from events and silence to states. The clock is
 // always passed in, so it is tested table-driven without sleeping.
 type Machine struct {

@@ -191,8 +191,13 @@ func (a *Agent) readJSON(file string, v any, version *int, max int) error {
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("parse %s: %w", path, err)
 	}
-	if *version < 1 || *version > max {
-		return fmt.Errorf("%s: unsupported schema version %d (this agt reads 1 to %d)", path, *version, max)
+	return checkVersion(path, *version, max)
+}
+
+// checkVersion checks that the schema version of the file at path is one this agt reads.
+func checkVersion(path string, version, max int) error {
+	if version < 1 || version > max {
+		return fmt.Errorf("%s: unsupported schema version %d (this agt reads 1 to %d)", path, version, max)
 	}
 	return nil
 }
@@ -229,7 +234,18 @@ func (a *Agent) WriteStatus(s *Status) error {
 // callers report as an unknown state.
 func (a *Agent) ReadStatus() (*Status, error) {
 	var s Status
-	if err := a.readJSON(StatusFile, &s, &s.V, StatusVersion); err != nil {
+	path := a.Path(StatusFile)
+	// decodeStatus copies what it keeps, so the file can be read into a buffer on the stack.
+	var buf [4096]byte
+	b, err := readSmall(path, buf[:])
+	if err == nil {
+		if err = decodeStatus(b, &s); err != nil {
+			err = fmt.Errorf("parse %s: %w", path, err)
+		} else {
+			err = checkVersion(path, s.V, StatusVersion)
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("read status of %s: %w", a.Name, err)
 	}
 	return &s, nil

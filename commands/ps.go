@@ -3,6 +3,7 @@ package commands
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -104,7 +105,7 @@ func runPs(c *cli.Context) error {
 		return out.table(header, table)
 	}
 	// One buffered write for all rows: ps runs in shell prompts.
-	var buf []byte
+	buf := make([]byte, 0, 512*len(rows))
 	for i := range rows {
 		if out.mode == modeTemplate {
 			if err := out.item(rows[i], nil); err != nil {
@@ -112,14 +113,87 @@ func runPs(c *cli.Context) error {
 			}
 			continue
 		}
-		b, err := json.Marshal(&rows[i])
-		if err != nil {
-			return err
-		}
-		buf = append(append(buf, b...), '\n')
+		buf = append(rows[i].appendJSON(buf), '\n')
 	}
 	_, err = out.w.Write(buf)
 	return err
+}
+
+// appendJSON appends r as json.Marshal would (HTML characters aside, which it leaves as they
+// are), without reflection: ps runs in shell prompts.
+func (r *psRow) appendJSON(b []byte) []byte {
+	b = append(b, `{"name":`...)
+	b = stream.AppendString(b, r.Name)
+	b = append(b, `,"kind":`...)
+	b = stream.AppendString(b, r.Kind)
+	b = append(b, `,"state":`...)
+	b = stream.AppendString(b, r.State)
+	b = append(b, `,"reason":`...)
+	b = stream.AppendString(b, r.Reason)
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(r.PID), 10)
+	b = appendTime(append(b, `,"started":`...), r.Started)
+	b = appendTime(append(b, `,"updated":`...), r.Updated)
+	b = appendTime(append(b, `,"since":`...), r.Since)
+	b = append(b, `,"restarts":`...)
+	b = strconv.AppendInt(b, int64(r.Restarts), 10)
+	b = append(b, `,"exit_code":`...)
+	if r.ExitCode == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*r.ExitCode), 10)
+	}
+	b = append(b, `,"dir":`...)
+	b = stream.AppendString(b, r.Dir)
+	if r.SessionID != "" {
+		b = append(b, `,"session_id":`...)
+		b = stream.AppendString(b, r.SessionID)
+	}
+	if r.Model != "" {
+		b = append(b, `,"model":`...)
+		b = stream.AppendString(b, r.Model)
+	}
+	b = append(b, `,"turns":`...)
+	b = strconv.AppendInt(b, int64(r.Turns), 10)
+	b = append(b, `,"cost_usd":`...)
+	if r.CostUSD == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendFloat(b, *r.CostUSD)
+	}
+	b = append(b, `,"usage":{"input_tokens":`...)
+	b = strconv.AppendInt(b, r.Usage.InputTokens, 10)
+	b = append(b, `,"output_tokens":`...)
+	b = strconv.AppendInt(b, r.Usage.OutputTokens, 10)
+	b = append(b, `,"cache_read_tokens":`...)
+	b = strconv.AppendInt(b, r.Usage.CacheReadTokens, 10)
+	b = append(b, `,"cache_write_tokens":`...)
+	b = strconv.AppendInt(b, r.Usage.CacheWriteTokens, 10)
+	b = append(b, '}')
+	if len(r.Workspace) > 0 {
+		b = stream.AppendCompact(append(b, `,"workspace":`...), r.Workspace)
+	}
+	return append(b, '}')
+}
+
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	return append(t.AppendFormat(b, time.RFC3339Nano), '"')
+}
+
+// appendFloat formats f as encoding/json does.
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+		// e-09 becomes e-9
+		b[n-2] = b[n-1]
+		b = b[:n-1]
+	}
+	return b
 }
 
 // psTable renders the rows; a COST column appears when any agent reports a cost.

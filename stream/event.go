@@ -289,15 +289,15 @@ func appendRawField(dst []byte, name string, raw json.RawMessage) []byte {
 	case len(raw) == 0:
 		return append(dst, "null"...)
 	case json.Valid(raw):
-		return appendCompact(dst, raw)
+		return AppendCompact(dst, raw)
 	default:
 		return AppendString(dst, string(raw))
 	}
 }
 
-// appendCompact appends valid JSON with insignificant whitespace (newlines above all) removed,
+// AppendCompact appends valid JSON with insignificant whitespace (newlines above all) removed,
 // so an event stays on one line.
-func appendCompact(dst []byte, raw []byte) []byte {
+func AppendCompact(dst []byte, raw []byte) []byte {
 	inString, escaped := false, false
 	for _, c := range raw {
 		if inString {

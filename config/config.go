@@ -8,6 +8,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,7 +19,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/BurntSushi/toml"
+	toml "github.com/pelletier/go-toml/v2"
 )
 
 // Config is everything agt.toml can set, merged over the defaults.
@@ -58,16 +59,16 @@ type Workspace struct {
 // file is the shape of one config file.
 type file struct {
 	DefaultAgent string              `toml:"default_agent"`
-	IdleAfter    duration            `toml:"idle_after"`
-	StaleAfter   duration            `toml:"stale_after"`
-	StopTimeout  duration            `toml:"stop_timeout"`
+	IdleAfter    *string             `toml:"idle_after"`
+	StaleAfter   *string             `toml:"stale_after"`
+	StopTimeout  *string             `toml:"stop_timeout"`
 	Restart      string              `toml:"restart"`
 	MaxRestarts  *int                `toml:"max_restarts"`
-	RestartDelay duration            `toml:"restart_delay"`
-	RestartMax   duration            `toml:"restart_max_delay"`
-	HealthyAfter duration            `toml:"healthy_after"`
+	RestartDelay *string             `toml:"restart_delay"`
+	RestartMax   *string             `toml:"restart_max_delay"`
+	HealthyAfter *string             `toml:"healthy_after"`
 	MaxAgents    *int                `toml:"max_agents"`
-	LogMaxSize   size                `toml:"log_max_size"`
+	LogMaxSize   any                 `toml:"log_max_size"` // a size string or a number of bytes
 	Workspace    *workspaceTable     `toml:"workspace"`
 	Agents       map[string]kindFile `toml:"agents"`
 }
@@ -92,14 +93,9 @@ type kindFile struct {
 	ResumePrompt *string           `toml:"resume_prompt"`
 }
 
-// size reads "64MiB", "512KiB", "1GiB" or a number of bytes.
-type size struct {
-	n   int64
-	set bool
-}
-
-func (z *size) UnmarshalText(b []byte) error {
-	s := strings.TrimSpace(string(b))
+// parseSize reads "64MiB", "512KiB", "1GiB" or a number of bytes.
+func parseSize(text string) (int64, error) {
+	s := strings.TrimSpace(text)
 	mult := int64(1)
 	for _, u := range []struct {
 		suffix string
@@ -112,37 +108,37 @@ func (z *size) UnmarshalText(b []byte) error {
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
-		return fmt.Errorf("want a size such as 64MiB, 512KiB or a number of bytes, got %q", b)
+		return 0, fmt.Errorf("want a size such as 64MiB, 512KiB or a number of bytes, got %q", text)
 	}
-	z.n, z.set = n*mult, true
-	return nil
+	return n * mult, nil
 }
 
-func (z *size) UnmarshalTOML(v any) error {
-	switch v := v.(type) {
-	case int64:
-		return z.UnmarshalText([]byte(strconv.FormatInt(v, 10)))
-	case string:
-		return z.UnmarshalText([]byte(v))
+// tomlType names a Go type of the config file as TOML would.
+func tomlType(goType string) string {
+	t := strings.TrimLeft(goType, "*")
+	switch {
+	case t == "string":
+		return "a string"
+	case strings.HasPrefix(t, "int"):
+		return "an integer"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	case strings.HasPrefix(t, "map[") || strings.HasPrefix(t, "config."):
+		return "a table"
 	}
-	return fmt.Errorf("want a size such as \"64MiB\", got %v", v)
+	return t
 }
 
-type duration struct {
-	d   time.Duration
-	set bool
-}
-
-func (d *duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+// parseDuration reads a Go duration such as 30s or 5m; it must not be negative.
+func parseDuration(text string) (time.Duration, error) {
+	v, err := time.ParseDuration(text)
 	if err != nil {
-		return fmt.Errorf("want a duration such as 30s or 5m, got %q", b)
+		return 0, fmt.Errorf("want a duration such as 30s or 5m, got %q", text)
 	}
 	if v < 0 {
-		return fmt.Errorf("duration %q must not be negative", b)
+		return 0, fmt.Errorf("duration %q must not be negative", text)
 	}
-	d.d, d.set = v, true
-	return nil
+	return v, nil
 }
 
 // Defaults of the top-level keys.
@@ -225,30 +221,50 @@ func (c *Config) merge(path string) error {
 		return fmt.Errorf("read config %s: %w", path, err)
 	}
 	var f file
-	md, err := toml.Decode(string(b), &f)
-	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			return fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+	dec := toml.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		var missing *toml.StrictMissingError
+		if errors.As(err, &missing) && len(missing.Errors) > 0 {
+			e := &missing.Errors[0]
+			line, _ := e.Position()
+			return fmt.Errorf("%s:%d: unknown key %s", path, line, strings.Join(e.Key(), "."))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			line, _ := de.Position()
+			msg := strings.TrimPrefix(de.Error(), "toml: ")
+			// "cannot decode TOML string into struct field config.file.X of type int", or "… into config.kindFile"
+			if got, rest, ok := strings.Cut(strings.TrimPrefix(msg, "cannot decode TOML "), " into "); ok && len(de.Key()) > 0 {
+				want := rest
+				if _, t, ok := strings.Cut(rest, " of type "); ok {
+					want = t
+				}
+				msg = fmt.Sprintf("%s: a TOML %s where %s is wanted", strings.Join(de.Key(), "."), got, tomlType(want))
+			}
+			return fmt.Errorf("%s:%d: %s", path, line, msg)
 		}
 		return fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "toml: "))
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return fmt.Errorf("%s: unknown key %s", path, und[0])
 	}
 	c.Files = append(c.Files, path)
 	if f.DefaultAgent != "" {
 		c.DefaultAgent = f.DefaultAgent
 	}
 	for _, kv := range []struct {
-		d   duration
-		dst *time.Duration
+		key  string
+		text *string
+		dst  *time.Duration
 	}{
-		{f.IdleAfter, &c.IdleAfter}, {f.StaleAfter, &c.StaleAfter}, {f.StopTimeout, &c.StopTimeout},
-		{f.RestartDelay, &c.Restart.Delay}, {f.RestartMax, &c.Restart.MaxDelay}, {f.HealthyAfter, &c.Restart.HealthyAfter},
+		{"idle_after", f.IdleAfter, &c.IdleAfter}, {"stale_after", f.StaleAfter, &c.StaleAfter},
+		{"stop_timeout", f.StopTimeout, &c.StopTimeout}, {"restart_delay", f.RestartDelay, &c.Restart.Delay},
+		{"restart_max_delay", f.RestartMax, &c.Restart.MaxDelay}, {"healthy_after", f.HealthyAfter, &c.Restart.HealthyAfter},
 	} {
-		if kv.d.set {
-			*kv.dst = kv.d.d
+		if kv.text != nil {
+			d, err := parseDuration(*kv.text)
+			if err != nil {
+				return fmt.Errorf("%s: %s: %v", path, kv.key, err)
+			}
+			*kv.dst = d
 		}
 	}
 	if f.Restart != "" {
@@ -263,8 +279,21 @@ func (c *Config) merge(path string) error {
 		}
 		c.Restart.MaxRestarts = *f.MaxRestarts
 	}
-	if f.LogMaxSize.set {
-		c.LogMaxSize = f.LogMaxSize.n
+	if f.LogMaxSize != nil {
+		var n int64
+		var err error
+		switch v := f.LogMaxSize.(type) {
+		case int64:
+			n, err = parseSize(strconv.FormatInt(v, 10))
+		case string:
+			n, err = parseSize(v)
+		default:
+			err = fmt.Errorf("want a size such as \"64MiB\", got %v", v)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: log_max_size: %v", path, err)
+		}
+		c.LogMaxSize = n
 	}
 	if f.MaxAgents != nil {
 		if *f.MaxAgents < 0 {

@@ -126,7 +126,12 @@ func TestLoadErrors(t *testing.T) {
 		{"default_agent = \"nope\"\n", `default_agent "nope" is not a kind`},
 		{"[workspace]\nmode = \"svn\"\n", `workspace.mode "svn"`},
 		{"[workspace]\nsetup = [[]]\n", "workspace.setup[0] is empty"},
-		{"bogus = 1\n", "unknown key bogus"},
+		{"bogus = 1\n", "agt.toml:1: unknown key bogus"},
+		{"\nmax_agents = \"3\"\n", "agt.toml:2: max_agents: a TOML string where an integer is wanted"},
+		{"[agents]\nx = 1\n", "agt.toml:2: agents.x: a TOML integer where a table is wanted"},
+		{"idle_after = \"soon\"\n", "agt.toml: idle_after: want a duration"},
+		{"log_max_size = 1.5\n", "log_max_size: want a size"},
+		{"log_max_size = \"1x\"\n", "log_max_size: want a size"},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
@@ -135,6 +140,23 @@ func TestLoadErrors(t *testing.T) {
 		_, err := Load(dir)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: err %v, want %q", tt.file, err, tt.want)
+		}
+	}
+}
+
+func TestLogMaxSize(t *testing.T) {
+	for file, want := range map[string]int64{
+		"log_max_size = 4096\n":      4096,
+		"log_max_size = \"64MiB\"\n": 64 << 20,
+		"log_max_size = \"2 KiB\"\n": 2048,
+		"":                           DefaultLogMaxSize,
+	} {
+		dir := t.TempDir()
+		t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "none"))
+		write(t, filepath.Join(dir, "agt.toml"), file)
+		c, err := Load(dir)
+		if err != nil || c.LogMaxSize != want {
+			t.Errorf("%q: LogMaxSize %d, %v; want %d", file, c.LogMaxSize, err, want)
 		}
 	}
 }

@@ -2,10 +2,11 @@ package commands
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -287,10 +288,12 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// newUUID returns a random (version 4) UUID.
+// newUUID returns a random (version 4) UUID, from math/rand/v2's kernel-seeded ChaCha8 (see
+// spawn's instance ids for why not crypto/rand).
 func newUUID() string {
 	var b [16]byte
-	rand.Read(b[:])
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])

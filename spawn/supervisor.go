@@ -2,7 +2,7 @@ package spawn
 
 import (
 	"bytes"
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -341,10 +341,14 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	return s, nil
 }
 
+// newInstance returns 96 random bits in hex. math/rand/v2's generator (ChaCha8, seeded from the
+// kernel) is unique enough for a tag, and unlike crypto/rand it adds no package inits to every
+// agt start-up.
 func newInstance() string {
-	b := make([]byte, 12)
-	rand.Read(b)
-	return hex.EncodeToString(b)
+	var b [12]byte
+	binary.LittleEndian.PutUint64(b[:8], mrand.Uint64())
+	binary.LittleEndian.PutUint32(b[8:], mrand.Uint32())
+	return hex.EncodeToString(b[:])
 }
 
 func (s *supervisor) close() {

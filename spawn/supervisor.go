@@ -105,8 +105,9 @@ func Supervise(root, name, mode string, ready *os.File) error {
 	// The supervisor owns its signals: SIGTERM stops the agent, a second one cuts the grace
 	// short. SIGHUP and SIGINT (a closing terminal) are not ours to act on. They are caught
 	// before the lock is taken, so a stop that sees the lock held is never lost: it is the
-	// one way a stop reaches us.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	// one way a stop reaches us. The ones set aside are caught into a channel nobody reads,
+	// not ignored: an ignored signal stays ignored across exec, in the agent and all it runs.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
 	// SIGTERM and SIGCHLD on channels of their own: a burst of exiting children must never
 	// crowd out a stop request (signal.Notify drops what a full channel cannot take).
 	terms, chld := make(chan os.Signal, 4), make(chan os.Signal, 1)

@@ -134,13 +134,23 @@ func noNegation(ts *testscript.TestScript, neg bool, name string) {
 }
 
 // waitfile FILE: wait until FILE exists.
+// waitfile FILE [REGEXP]: wait until FILE exists, and holds a line matching REGEXP if given.
 func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "waitfile")
-	if len(args) != 1 {
-		ts.Fatalf("usage: waitfile FILE")
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: waitfile FILE [REGEXP]")
 	}
 	path := ts.MkAbs(args[0])
-	poll(ts, path, func() bool { _, err := os.Stat(path); return err == nil })
+	if len(args) == 1 {
+		poll(ts, path, func() bool { _, err := os.Stat(path); return err == nil })
+		return
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	poll(ts, path+" to match "+args[1], func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && re.Match(b)
+	})
 }
 
 func eventsPath(ts *testscript.TestScript, name string) string {
@@ -230,14 +240,21 @@ func readPIDs(ts *testscript.TestScript, file string) []int {
 	return out
 }
 
-// living reports whether pid names a process that is not a zombie.
+// living reports whether pid names a process that is not a zombie, or a zombie leader whose
+// other threads have not all exited yet.
 func living(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
 	}
 	i := bytes.LastIndexByte(b, ')')
-	return i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X')
+	if i < 0 || i+2 >= len(b) || (b[i+2] != 'Z' && b[i+2] != 'X') {
+		return true
+	}
+	// A zombie leader whose other threads are still exiting (one finishing a large write,
+	// say) still holds its files, and so its locks.
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return err == nil && len(tasks) > 1
 }
 
 // gone FILE: wait until no pid listed in FILE is alive.

@@ -14,9 +14,10 @@ func superviseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "supervise",
 		Hidden:    true,
-		UsageText: "agt supervise [--ready-fd FD] NAME",
+		UsageText: "agt supervise [--ready-fd FD] [--go-fd FD] [--mode MODE] NAME",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "ready-fd", Usage: "report readiness on this inherited descriptor"},
+			&cli.IntFlag{Name: "go-fd", Usage: "wait for a byte on this inherited descriptor before starting"},
 			&cli.StringFlag{Name: "mode", Usage: "how to start: empty (new), resume or fresh"},
 		},
 		Action: func(c *cli.Context) error {
@@ -29,8 +30,13 @@ func superviseCommand() *cli.Command {
 				unix.CloseOnExec(fd)
 				ready = os.NewFile(uintptr(fd), "ready")
 			}
+			var goAhead *os.File
+			if fd := c.Int("go-fd"); fd > 2 {
+				unix.CloseOnExec(fd)
+				goAhead = os.NewFile(uintptr(fd), "go")
+			}
 			root := c.String("run-dir")
-			return spawn.Supervise(root, c.Args().First(), c.String("mode"), ready)
+			return spawn.Supervise(root, c.Args().First(), c.String("mode"), ready, goAhead)
 		},
 	}
 }

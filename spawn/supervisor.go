@@ -88,7 +88,7 @@ const (
 // directory root, reporting readiness on ready (then closing it), restarts it as its policy
 // says, and returns once the agent and everything it started are gone and the final status is
 // written. It answers to signals of its own (SIGTERM stops the agent), not to a context.
-func Supervise(root, name, mode string, ready *os.File) error {
+func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	report := func(m readyMsg) {
 		if ready == nil {
 			return
@@ -116,6 +116,19 @@ func Supervise(root, name, mode string, ready *os.File) error {
 	defer signal.Stop(terms)
 	defer signal.Stop(chld)
 	sigs := signals{term: terms, chld: chld}
+	if goAhead != nil {
+		// Started ahead of the record (see pending): wait for it to be complete.
+		var b [1]byte
+		n, _ := goAhead.Read(b[:])
+		goAhead.Close()
+		if n != 1 {
+			return nil // the spawn failed before; it removes what it made
+		}
+		if err := logTo((&state.Dir{Root: root}).AgentFile(name, state.SupervisorLog)); err != nil {
+			report(readyMsg{Error: err.Error()})
+			return err
+		}
+	}
 	s, err := openSupervisor(root, name)
 	if err != nil {
 		report(readyMsg{Error: err.Error()})
@@ -342,6 +355,22 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	return s, nil
 }
 
+// logTo makes the supervisor log this process's stdout and stderr, where the Go runtime writes
+// if it ever crashes.
+func logTo(path string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("open supervisor log: %w", err)
+	}
+	defer unix.Close(fd)
+	for _, to := range []int{1, 2} {
+		if err := unix.Dup3(fd, to, 0); err != nil {
+			return fmt.Errorf("log to %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
 // newInstance returns 96 random bits in hex. math/rand/v2's generator (ChaCha8, seeded from the
 // kernel) is unique enough for a tag, and unlike crypto/rand it adds no package inits to every
 // agt start-up.
@@ -444,36 +473,36 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 		return nil, nil, nil, err
 	}
 	pipes = append(pipes, outW, errW)
-	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   argv,
-		Dir:    s.spec.Cwd,
-		Env:    env,
-		Stdout: outW,
-		Stderr: errW,
-		// Setsid alone also makes a new process group (Setpgid with it fails with EPERM).
-		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
-	}
 	var stdinW *os.File
-	if s.spec.Stdin == "stream-json" {
+	stdin, err := os.Open(os.DevNull)
+	if s.spec.Stdin == "stream-json" && err == nil {
 		// Kinds that read stdin get a pipe that stays open between turns; the prompt is the
 		// first user message. Others get /dev/null: Codex and opencode hang on an open pipe.
-		r, w, err := os.Pipe()
-		if err != nil {
-			outR.Close()
-			errR.Close()
-			return nil, nil, nil, err
-		}
-		pipes = append(pipes, r)
-		cmd.Stdin, stdinW = r, w
+		stdin.Close()
+		stdin, stdinW, err = os.Pipe()
 	}
-	if err = cmd.Start(); err != nil {
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, nil, nil, err
+	}
+	pipes = append(pipes, stdin)
+	// syscall.ForkExec, not os/exec: a third of the cost of a start, and waits belong to the
+	// SIGCHLD loop alone anyway. Setsid alone also makes a new process group (Setpgid with it
+	// fails with EPERM).
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+		Dir:   s.spec.Cwd,
+		Env:   env,
+		Files: []uintptr{stdin.Fd(), outW.Fd(), errW.Fd()},
+		Sys:   &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
 		outR.Close()
 		errR.Close()
 		if stdinW != nil {
 			stdinW.Close()
 		}
-		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
+		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], err)
 	}
 	if stdinW != nil {
 		if s.stdin != nil {
@@ -485,9 +514,6 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 			go stdinW.Write(userMessage(*prompt))
 		}
 	}
-	pid := cmd.Process.Pid
-	// Waits belong to the SIGCHLD loop alone; let go of the handle without waiting.
-	cmd.Process.Release()
 	if id, err := pids.Of(pid); err == nil {
 		s.leader = id
 	} else {

@@ -161,6 +161,12 @@ type Agent struct {
 	Name, Dir string
 }
 
+// AgentFile returns the path of file in the directory of the agent name, which need not
+// exist yet.
+func (d *Dir) AgentFile(name, file string) string {
+	return filepath.Join(d.Root, agentsDir, name, file)
+}
+
 func (d *Dir) agent(name string) *Agent {
 	return &Agent{Name: name, Dir: filepath.Join(d.Root, agentsDir, name)}
 }

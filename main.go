@@ -22,8 +22,10 @@ import (
 var version string
 
 func main() {
+	commands.StartEarly(os.Args)
 	ctx := newSignalContext()
 	err := commands.New(buildVersion()).RunContext(ctx, os.Args)
+	commands.CancelEarly()
 	os.Exit(exitCode(ctx, err))
 }
 

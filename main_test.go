@@ -90,6 +90,7 @@ func TestScripts(t *testing.T) {
 			"seqs":      cmdSeqs,
 			"ptyclose":  cmdPtyClose,
 			"fdcount":   cmdFDCount,
+			"procs":     cmdProcs,
 			"spread":    cmdSpread,
 		},
 	})
@@ -116,12 +117,17 @@ func killMarked(kv string) {
 	}
 }
 
-// poll calls cond every 10 ms until it holds, failing the script after 10 s.
+// pollLimit bounds a wait on a condition. It only guards against a hang: on a loaded machine
+// (the race detector, every script in parallel on two cores) fifty restarts can take ten
+// seconds, and a slow machine must not fail a test.
+const pollLimit = 60 * time.Second
+
+// poll calls cond every 10 ms until it holds, failing the script after pollLimit.
 func poll(ts *testscript.TestScript, what string, cond func() bool) {
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(pollLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			ts.Fatalf("timed out after 10s waiting for %s", what)
+			ts.Fatalf("timed out after %s waiting for %s", pollLimit, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -505,5 +511,34 @@ func cmdFDCount(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	default:
 		ts.Fatalf("fdcount: want save or within")
+	}
+}
+
+// procs N REGEXP: exactly N live processes started by this script have a command line
+// (arguments joined by spaces) matching REGEXP.
+func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "procs")
+	if len(args) != 2 {
+		ts.Fatalf("usage: procs N REGEXP")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	re, err := regexp.Compile(args[1])
+	ts.Check(err)
+	procs, err := pids.Scan()
+	ts.Check(err)
+	marker := testMarker + "=" + ts.Getenv(testMarker)
+	var found []string
+	for _, p := range procs {
+		if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+		if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); err == nil && re.MatchString(cmd) {
+			found = append(found, fmt.Sprintf("%d %s", p.PID, cmd))
+		}
+	}
+	if len(found) != want {
+		ts.Fatalf("%d processes match %s, want %d:\n%s", len(found), args[1], want, strings.Join(found, "\n"))
 	}
 }

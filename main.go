@@ -22,10 +22,8 @@ import (
 var version string
 
 func main() {
-	commands.StartEarly(os.Args)
 	ctx := newSignalContext()
 	err := commands.New(buildVersion()).RunContext(ctx, os.Args)
-	commands.CancelEarly()
 	os.Exit(exitCode(ctx, err))
 }
 

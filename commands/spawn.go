@@ -87,7 +87,6 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	opts.Supervisor, early = early, nil
 	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Dir); err != nil {
 		return err
 	}
@@ -118,32 +117,6 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	return exitWithAgent(c, []*state.Agent{a})
-}
-
-// early is the supervisor StartEarly started for this spawn, until runSpawn hands it over.
-var early *spawn.Pending
-
-// StartEarly starts a supervisor right away when args are a spawn's (agt [--run-dir DIR] spawn
-// …), so that its start-up overlaps this process's parsing and checks; the spawn gives it its
-// orders. Call CancelEarly before exiting: a spawn that failed before using it leaves no
-// process behind.
-func StartEarly(args []string) {
-	i := 1
-	for i < len(args) && strings.HasPrefix(args[i], "--run-dir") {
-		if args[i] == "--run-dir" {
-			i++
-		}
-		i++
-	}
-	if i < len(args) && args[i] == "spawn" {
-		early, _ = spawn.Prestart() // on failure, Start tries again and reports it
-	}
-}
-
-// CancelEarly ends the early supervisor if no spawn took it.
-func CancelEarly() {
-	early.Cancel()
-	early = nil
 }
 
 func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *config.Config, error) {

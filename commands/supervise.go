@@ -9,29 +9,34 @@ import (
 	"agt/spawn"
 )
 
-// superviseCommand is the hidden verb a spawn re-executes agt as: the supervisor of one agent.
-// It learns which agent from its go descriptor (see spawn.Prestart).
+// superviseCommand is the hidden verb `agt spawn` re-executes, detached, to run one agent.
 func superviseCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "supervise",
 		Hidden:    true,
-		UsageText: "agt supervise --ready-fd FD --go-fd FD",
+		UsageText: "agt supervise [--ready-fd FD] [--go-fd FD] [--mode MODE] NAME",
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "ready-fd", Usage: "report readiness on this inherited descriptor"},
-			&cli.IntFlag{Name: "go-fd", Usage: "read the orders (run directory, name, mode) from this inherited descriptor"},
+			&cli.IntFlag{Name: "go-fd", Usage: "wait for a byte on this inherited descriptor before starting"},
+			&cli.StringFlag{Name: "mode", Usage: "how to start: empty (new), resume or fresh"},
 		},
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() != 0 || c.Int("ready-fd") <= 2 || c.Int("go-fd") <= 2 {
-				return usagef(c, "want --ready-fd and --go-fd, each above 2, and no arguments; agt itself runs this")
+			if c.Args().Len() != 1 {
+				return usagef(c, "want exactly one NAME")
 			}
-			// Inherited without close-on-exec: make sure the agent does not get them too.
-			files := make([]*os.File, 2)
-			for i, name := range []string{"ready-fd", "go-fd"} {
-				fd := c.Int(name)
+			var ready *os.File
+			if fd := c.Int("ready-fd"); fd > 2 {
+				// Inherited without close-on-exec: make sure the agent does not get it too.
 				unix.CloseOnExec(fd)
-				files[i] = os.NewFile(uintptr(fd), name)
+				ready = os.NewFile(uintptr(fd), "ready")
 			}
-			return spawn.Supervise(files[0], files[1])
+			var goAhead *os.File
+			if fd := c.Int("go-fd"); fd > 2 {
+				unix.CloseOnExec(fd)
+				goAhead = os.NewFile(uintptr(fd), "go")
+			}
+			root := c.String("run-dir")
+			return spawn.Supervise(root, c.Args().First(), c.String("mode"), ready, goAhead)
 		},
 	}
 }

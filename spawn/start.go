@@ -15,7 +15,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,10 +63,6 @@ type Options struct {
 	// the agent then cannot start.
 	Prepare func() (dir string, workspace json.RawMessage, undo func(), err error)
 
-	// Supervisor, when set, is a supervisor the caller started early with Prestart; Start
-	// uses it, and cancels it when the spawn fails. Nil: Start starts one.
-	Supervisor *Pending
-
 	workspace json.RawMessage
 }
 
@@ -82,22 +77,20 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sup := opts.Supervisor
-	if sup == nil {
-		if sup, err = Prestart(); err != nil {
-			return nil, err
-		}
+	sup, err := startSupervisor(d, opts.Name, StartNew)
+	if err != nil {
+		return nil, err
 	}
 	spawned, err := reserveAndStart(ctx, d, sup, opts)
 	if err != nil {
-		sup.Cancel()
+		sup.cancel()
 	}
 	return spawned, err
 }
 
 // reserveAndStart reserves the name, makes the workspace and writes the record, then lets sup
 // go. Whatever fails, the record and workspace are removed again; the caller cancels sup.
-func reserveAndStart(ctx context.Context, d *state.Dir, sup *Pending, opts Options) ([]byte, error) {
+func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Options) ([]byte, error) {
 	release := func() {}
 	if opts.MaxAgents > 0 {
 		// Counting and reserving under one lock: ten spawns at once against a cap of three
@@ -132,7 +125,7 @@ func reserveAndStart(ctx context.Context, d *state.Dir, sup *Pending, opts Optio
 			undo = u
 		}
 	}
-	spawned, err := start(d, a, sup, opts)
+	spawned, err := start(a, sup, opts)
 	if err != nil {
 		undo()
 		a.Remove()
@@ -141,7 +134,7 @@ func reserveAndStart(ctx context.Context, d *state.Dir, sup *Pending, opts Optio
 	return spawned, nil
 }
 
-func start(d *state.Dir, a *state.Agent, sup *Pending, opts Options) ([]byte, error) {
+func start(a *state.Agent, sup *pending, opts Options) ([]byte, error) {
 	spec := &state.Spec{
 		Name: opts.Name, Kind: opts.Kind, Argv: opts.Argv, Cwd: opts.Dir, Env: opts.Env,
 		Workspace: opts.workspace,
@@ -170,30 +163,23 @@ func start(d *state.Dir, a *state.Agent, sup *Pending, opts Options) ([]byte, er
 	if err := a.SetWant("up"); err != nil {
 		return nil, err
 	}
-	return sup.release(d, a.Name, StartNew)
+	return sup.release()
 }
 
-// Pending is a supervisor started before it knows what to supervise. A spawn is two agt
-// start-ups, the caller's and the supervisor's; starting the supervisor first lets its
-// start-up overlap all the caller does before the agent can start (parsing, checks, reserving
-// the name, writing the record). It waits on its go pipe for its orders and touches nothing
-// until then; Cancel kills it.
-type Pending struct {
-	pid    int
+// pending is a supervisor started ahead of its record, so that its start-up (a whole agt
+// start-up, the larger part of a spawn) overlaps the caller's writing of the record. It waits
+// on its go pipe before it touches the agent's directory, and exits quietly when the pipe
+// closes without a go.
+type pending struct {
+	name   string
+	log    string   // the supervisor log, which it opens itself once told to go
 	ready  *os.File // read end of the readiness pipe
-	goW    *os.File // write end of the go pipe: the orders, then EOF
+	goW    *os.File // write end of the go pipe
 	exited chan struct{}
 }
 
-// orders say what a pending supervisor supervises; they are its go message.
-type orders struct {
-	Root string `json:"root"`
-	Name string `json:"name"`
-	Mode string `json:"mode"`
-}
-
-// Prestart re-executes agt detached as a supervisor waiting for its orders.
-func Prestart() (*Pending, error) {
+// startSupervisor re-executes agt detached as the supervisor of the agent name in d.
+func startSupervisor(d *state.Dir, name, mode string) (*pending, error) {
 	closeInheritedOnExec()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
@@ -219,7 +205,7 @@ func Prestart() (*Pending, error) {
 	// os/exec: a third of the cost, which counts twice in every spawn.
 	null := devNull.Fd()
 	pid, err := syscall.ForkExec("/proc/self/exe",
-		[]string{"agt", "supervise", "--ready-fd", "3", "--go-fd", "4"},
+		[]string{"agt", "--run-dir", d.Root, "supervise", "--ready-fd", "3", "--go-fd", "4", "--mode", mode, name},
 		&syscall.ProcAttr{
 			Env:   supervisorEnv(),
 			Files: []uintptr{null, null, null, readyW.Fd(), goR.Fd()},
@@ -228,9 +214,10 @@ func Prestart() (*Pending, error) {
 	if err != nil {
 		readyR.Close()
 		goW.Close()
-		return nil, fmt.Errorf("start a supervisor: %w", err)
+		return nil, fmt.Errorf("start supervisor of %s: %w", name, err)
 	}
-	p := &Pending{pid: pid, ready: readyR, goW: goW, exited: make(chan struct{})}
+	p := &pending{name: name, log: d.AgentFile(name, state.SupervisorLog),
+		ready: readyR, goW: goW, exited: make(chan struct{})}
 	go func() {
 		// Reaped here while we live; once we exit, whoever adopts it does.
 		var ws syscall.WaitStatus
@@ -244,34 +231,22 @@ func Prestart() (*Pending, error) {
 	return p, nil
 }
 
-// Cancel ends a supervisor that was given no orders, and waits until it is gone. It does
-// nothing once the supervisor was released, and may be called on nil.
-func (p *Pending) Cancel() {
-	if p == nil || p.goW == nil {
-		return
-	}
-	// Not reaped yet (the waiter closes exited only after reaping): pid is still ours.
-	syscall.Kill(p.pid, syscall.SIGKILL)
+// cancel tells the supervisor there is nothing to supervise and waits until it has gone.
+func (p *pending) cancel() {
 	p.goW.Close()
 	p.ready.Close()
-	p.goW = nil
 	<-p.exited
 }
 
-// release gives the supervisor its orders: supervise the agent name of d, whose record is
-// complete, started as mode says. It waits until the agent has started and returns the
-// spawned event.
-func (p *Pending) release(d *state.Dir, name, mode string) ([]byte, error) {
+// release tells the supervisor to go, now that the record is complete, and waits until the
+// agent has started. It returns the spawned event.
+func (p *pending) release() ([]byte, error) {
 	defer p.ready.Close()
-	goW := p.goW
-	p.goW = nil
-	b, _ := json.Marshal(orders{Root: d.Root, Name: name, Mode: mode})
-	_, err := goW.Write(b)
-	goW.Close()
-	log := d.AgentFile(name, state.SupervisorLog)
+	_, err := p.goW.Write([]byte{'g'})
+	p.goW.Close()
 	if err != nil {
 		<-p.exited
-		return nil, fmt.Errorf("supervisor of %s ended before the agent started: %s", name, logTail(log))
+		return nil, fmt.Errorf("supervisor of %s ended before the agent started: %s", p.name, logTail(p.log))
 	}
 	var msg readyMsg
 	line, rerr := bufio.NewReader(p.ready).ReadBytes('\n')
@@ -281,32 +256,12 @@ func (p *Pending) release(d *state.Dir, name, mode string) ([]byte, error) {
 	switch {
 	case rerr != nil:
 		<-p.exited
-		return nil, fmt.Errorf("supervisor of %s ended before the agent started: %s", name, logTail(log))
+		return nil, fmt.Errorf("supervisor of %s ended before the agent started: %s", p.name, logTail(p.log))
 	case msg.Error != "":
 		<-p.exited // it wrote its last; the record can go
 		return nil, errors.New(msg.Error)
 	}
 	return msg.Spawned, nil
-}
-
-// readOrders reads a pending supervisor's orders from the go pipe; ok is false when the pipe
-// closed without any (the spawn failed).
-func readOrders(goAhead *os.File) (o orders, ok bool, err error) {
-	b, err := io.ReadAll(goAhead)
-	goAhead.Close()
-	if len(b) == 0 {
-		return o, false, nil
-	}
-	if err == nil {
-		err = json.Unmarshal(b, &o)
-	}
-	if err == nil && (o.Root == "" || o.Name == "") {
-		err = errors.New("no run directory or name")
-	}
-	if err != nil {
-		return o, false, fmt.Errorf("read orders: %w", err)
-	}
-	return o, true, nil
 }
 
 // logTail returns the last line of a log, for error messages.
@@ -400,11 +355,11 @@ func Restart(ctx context.Context, a *state.Agent, timeout time.Duration, fresh b
 	if fresh {
 		mode = StartFresh
 	}
-	sup, err := Prestart()
+	sup, err := startSupervisor(d, a.Name, mode)
 	if err != nil {
 		return nil, err
 	}
-	return sup.release(d, a.Name, mode)
+	return sup.release()
 }
 
 // supervisorEnv is the caller's environment without the agt identity of an agent the caller

@@ -84,11 +84,11 @@ const (
 	StartFresh  = "fresh"  // agt restart --fresh: the start argv again
 )
 
-// Supervise is the hidden `agt supervise` verb: it reads its orders from goAhead (see Pending),
-// runs the agent they name, reporting readiness on ready (then closing it), restarts it as its policy
+// Supervise is the hidden `agt supervise` verb: it runs the agent recorded under name in the run
+// directory root, reporting readiness on ready (then closing it), restarts it as its policy
 // says, and returns once the agent and everything it started are gone and the final status is
 // written. It answers to signals of its own (SIGTERM stops the agent), not to a context.
-func Supervise(ready, goAhead *os.File) error {
+func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	report := func(m readyMsg) {
 		if ready == nil {
 			return
@@ -116,15 +116,18 @@ func Supervise(ready, goAhead *os.File) error {
 	defer signal.Stop(terms)
 	defer signal.Stop(chld)
 	sigs := signals{term: terms, chld: chld}
-	// Started ahead of the record (see Pending): wait for the orders.
-	o, ok, err := readOrders(goAhead)
-	if !ok {
-		return err // none: the spawn failed, and removes what it made
-	}
-	root, name, mode := o.Root, o.Name, o.Mode
-	if err := logTo((&state.Dir{Root: root}).AgentFile(name, state.SupervisorLog)); err != nil {
-		report(readyMsg{Error: err.Error()})
-		return err
+	if goAhead != nil {
+		// Started ahead of the record (see pending): wait for it to be complete.
+		var b [1]byte
+		n, _ := goAhead.Read(b[:])
+		goAhead.Close()
+		if n != 1 {
+			return nil // the spawn failed before; it removes what it made
+		}
+		if err := logTo((&state.Dir{Root: root}).AgentFile(name, state.SupervisorLog)); err != nil {
+			report(readyMsg{Error: err.Error()})
+			return err
+		}
 	}
 	s, err := openSupervisor(root, name)
 	if err != nil {

@@ -42,7 +42,13 @@ func readSmall(path string, b []byte) ([]byte, error) {
 		if n == 0 {
 			return b, nil
 		}
+		short := n < cap(b)-len(b)
 		b = b[:len(b)+n]
+		if short {
+			// A regular file reads short only at its end: no need to ask again (a
+			// status.json is replaced by rename, never written in place).
+			return b, nil
+		}
 	}
 }
 

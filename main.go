@@ -22,6 +22,13 @@ import (
 var version string
 
 func main() {
+	// ps runs in shell prompts, and a spawn waits for its supervisor to start: their everyday
+	// forms skip the CLI library's set-up.
+	for _, fast := range []func([]string) (bool, error){commands.FastPs, commands.FastSupervise} {
+		if ok, err := fast(os.Args); ok {
+			os.Exit(exitCode(context.Background(), err))
+		}
+	}
 	ctx := newSignalContext()
 	err := commands.New(buildVersion()).RunContext(ctx, os.Args)
 	os.Exit(exitCode(ctx, err))

@@ -1,8 +1,13 @@
 package commands
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -45,6 +50,93 @@ func TestPsRowJSON(t *testing.T) {
 		// Byte for byte, where no HTML character or invalid UTF-8 is escaped differently.
 		if r.Reason == "" && string(got) != string(want) {
 			t.Errorf("appendJSON\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+// TestFastPs checks that the everyday forms of ps print what the CLI library's ps prints,
+// and that everything else is left to the library.
+func TestFastPs(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "run")
+	d, err := state.Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := 3
+	for name, st := range map[string]state.Status{
+		"done":  {State: "exited", ExitCode: &code, Dir: "/w"},
+		"gone":  {State: "running", PID: 1, Dir: "/w"}, // no supervisor holds its lock: lost
+		"crash": {State: "failed", Reason: "gave up after 5", Kind: "claude"},
+	} {
+		a, err := d.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := st
+		if err := a.WriteStatus(&st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := d.Create("fresh"); err != nil { // no status yet
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		if k == "AGT_RUN_DIR" {
+			return root
+		}
+		return ""
+	}
+	for _, args := range [][]string{
+		{"ps"}, {"ps", "-q"}, {"ps", "--json"}, {"ps", "--quiet", "--json"},
+		{"ps", "--state", "lost"}, {"ps", "--state=exited,failed"}, {"ps", "--state", "unknown", "-q"},
+		{"ps", "done", "crash"}, {"ps", "-q", "gone"}, {"--run-dir", root, "ps"}, {"--run-dir=" + root, "ps", "-q"},
+		{"ps", "nosuch"},
+	} {
+		argv := append([]string{"agt"}, args...)
+		var fast bytes.Buffer
+		handled, ferr := fastPs(argv, &fast, env)
+		if !handled {
+			t.Errorf("%q: not handled", args)
+			continue
+		}
+		t.Setenv("AGT_RUN_DIR", root)
+		var lib bytes.Buffer
+		app := New("test")
+		app.Writer, app.ErrWriter = &lib, io.Discard
+		lerr := app.RunContext(context.Background(), argv)
+		if fast.String() != lib.String() || fmt.Sprint(ferr) != fmt.Sprint(lerr) {
+			t.Errorf("%q:\nfast %q, %v\nlib  %q, %v", args, fast.String(), ferr, lib.String(), lerr)
+		}
+	}
+	for _, args := range [][]string{
+		{"ps", "--format", "{{.Name}}"}, {"ps", "--help"}, {"ps", "-h"}, {"ps", "--state", "bogus"},
+		{"ps", "--state"}, {"ps", "done", "-q"}, {"ps", "Bad/Name"}, {"ps", "--", "done"}, {"stop", "done"},
+		{"--run-dir"}, {"--version"}, {},
+	} {
+		var out bytes.Buffer
+		if handled, _ := fastPs(append([]string{"agt"}, args...), &out, env); handled || out.Len() > 0 {
+			t.Errorf("%q: handled by the fast path", args)
+		}
+	}
+	t.Run("AGT_FORMAT", func(t *testing.T) {
+		env := func(k string) string { return map[string]string{"AGT_RUN_DIR": root, "AGT_FORMAT": "{{.Name}}"}[k] }
+		if handled, _ := fastPs([]string{"agt", "ps"}, io.Discard, env); handled {
+			t.Error("AGT_FORMAT handled by the fast path")
+		}
+	})
+}
+
+// TestFastSuperviseArgs: only the exact argv spawn writes takes the fast path.
+func TestFastSuperviseArgs(t *testing.T) {
+	for _, args := range [][]string{
+		{"agt", "supervise", "x"},
+		{"agt", "--run-dir", "/r", "supervise", "--ready-fd", "3", "--go-fd", "4", "--mode", ""},
+		{"agt", "--run-dir", "/r", "supervise", "--ready-fd", "x", "--go-fd", "4", "--mode", "", "n"},
+		{"agt", "--run-dir", "/r", "supervise", "--go-fd", "3", "--ready-fd", "4", "--mode", "", "n"},
+		{"agt", "--run-dir", "/r", "ps", "--ready-fd", "3", "--go-fd", "4", "--mode", "", "n"},
+	} {
+		if handled, _ := FastSupervise(args); handled {
+			t.Errorf("%q: handled by the fast path", args)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"os"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
@@ -24,19 +25,37 @@ func superviseCommand() *cli.Command {
 			if c.Args().Len() != 1 {
 				return usagef(c, "want exactly one NAME")
 			}
-			var ready *os.File
-			if fd := c.Int("ready-fd"); fd > 2 {
-				// Inherited without close-on-exec: make sure the agent does not get it too.
-				unix.CloseOnExec(fd)
-				ready = os.NewFile(uintptr(fd), "ready")
-			}
-			var goAhead *os.File
-			if fd := c.Int("go-fd"); fd > 2 {
-				unix.CloseOnExec(fd)
-				goAhead = os.NewFile(uintptr(fd), "go")
-			}
-			root := c.String("run-dir")
-			return spawn.Supervise(root, c.Args().First(), c.String("mode"), ready, goAhead)
+			return supervise(c.String("run-dir"), c.Args().First(), c.String("mode"), c.Int("ready-fd"), c.Int("go-fd"))
 		},
 	}
+}
+
+// FastSupervise runs the supervisor when args are exactly what spawn writes (agt --run-dir DIR
+// supervise --ready-fd N --go-fd N --mode MODE NAME), without the CLI library: its set-up is
+// part of every spawn's wait, and its allocations would stay resident in every supervisor.
+// It returns false, having done nothing, for any other args.
+func FastSupervise(args []string) (bool, error) {
+	if len(args) != 11 || args[1] != "--run-dir" || args[3] != "supervise" || args[4] != "--ready-fd" ||
+		args[6] != "--go-fd" || args[8] != "--mode" {
+		return false, nil
+	}
+	ready, err1 := strconv.Atoi(args[5])
+	goFD, err2 := strconv.Atoi(args[7])
+	if err1 != nil || err2 != nil {
+		return false, nil
+	}
+	return true, supervise(args[2], args[10], args[9], ready, goFD)
+}
+
+// supervise runs spawn.Supervise with the inherited descriptors (ignored unless above 2).
+func supervise(root, name, mode string, readyFD, goFD int) error {
+	file := func(fd int, name string) *os.File {
+		if fd <= 2 {
+			return nil
+		}
+		// Inherited without close-on-exec: make sure the agent does not get it too.
+		unix.CloseOnExec(fd)
+		return os.NewFile(uintptr(fd), name)
+	}
+	return spawn.Supervise(root, name, mode, file(readyFD, "ready"), file(goFD, "go"))
 }

@@ -13,7 +13,7 @@
 #   --no-pm2      skip pm2 (needs npm and the npm registry)
 #   --no-hyperfine  time with a shell loop even when hyperfine is there
 #
-# It builds agt, a floor program (bench/floor) and a static hello-world (bench/hello) into a
+# It builds agt, the floors bench/floor (ps) and bench/chain (spawn) and a hello-world into a
 # temporary directory, makes its run directories there, and on exit, failure or Ctrl-C stops
 # every agent it spawned, kills the pm2 daemon and the tmux servers it started, and removes the
 # temporary directory. Progress goes to stderr, the table of figures to stdout.
@@ -145,6 +145,7 @@ fi
 
 log "building agt, floor and hello into a temporary directory"
 (cd "$root" && go build -tags urfave_cli_no_docs -o "$bin/agt" . && go build -o "$bin/floor" ./bench/floor &&
+	go build -o "$bin/chain" ./bench/chain &&
 	CGO_ENABLED=0 go build -o "$bin/hello" ./bench/hello)
 
 if ((use_pm2)); then
@@ -195,9 +196,10 @@ fig() { awk -v n="$1" '$1 == n {print $2}' "$tmp/out/times" | median; }
 # session is stopped right after it is timed, outside the timing.
 log "spawn: $spawn_runs x agt spawn, tmux new-session (server running) and (cold server)"
 tmux -L "$tmux_sock" new-session -d -s anchor sleep 3600 # keeps the server up for the warm case
-: >"$tmp/out/spawn.agt" && : >"$tmp/out/spawn.tmux" && : >"$tmp/out/spawn.tmuxcold"
+: >"$tmp/out/spawn.agt" && : >"$tmp/out/spawn.tmux" && : >"$tmp/out/spawn.tmuxcold" && : >"$tmp/out/spawn.chain"
 for ((i = 1; i <= spawn_runs; i++)); do
 	AGT_RUN_DIR=$spawnrun ms "$bin/agt" spawn --json "s$i" -- sleep 60 >>"$tmp/out/spawn.agt"
+	ms "$bin/chain" sleep 1 >>"$tmp/out/spawn.chain" # its sleeps end on their own
 	ms tmux -L "$tmux_sock" new-session -d -s "t$i" sleep 60 >>"$tmp/out/spawn.tmux"
 	ms tmux -S "$tmp/tmux-cold-$i" new-session -d -s "c$i" sleep 60 >>"$tmp/out/spawn.tmuxcold"
 	AGT_RUN_DIR=$spawnrun "$bin/agt" stop -t 2s "s$i" >/dev/null
@@ -211,6 +213,7 @@ tmux -L "$tmux_sock" kill-server
 spawn_agt=$(median <"$tmp/out/spawn.agt")
 spawn_tmux=$(median <"$tmp/out/spawn.tmux")
 spawn_tmuxcold=$(median <"$tmp/out/spawn.tmuxcold")
+spawn_chain=$(median <"$tmp/out/spawn.chain")
 load_spawn=$(load)
 
 # --- 1. agt ps --json versus the floor, over N live agents -------------------------------------
@@ -350,6 +353,7 @@ if ((use_pm2)); then
 fi
 row "agt spawn NAME -- sleep 60" "$(calc "$spawn_agt") ms" "tmux new-session $(calc "$spawn_tmux") ms (agt <=)" "$(yes_no "$spawn_agt <= $spawn_tmux")"
 row "tmux new-session -d, server not running" "$(calc "$spawn_tmuxcold") ms" "(reference, ~21 ms)" -
+row "two bare Go start-ups in a row (chain)" "$(calc "$spawn_chain") ms" "(reference: a spawn's floor)" -
 row "supervisor PSS, median / max" "$(mb "$pss_med") / $(mb "$pss_max") MiB" "(<= 1.5 MiB each)" "$(yes_no "$pss_max <= 1536")"
 row "supervisor RSS, median / max" "$(mb "$rss_med") / $(mb "$rss_max") MiB" "(reference)" -
 if ((use_pm2)); then

@@ -62,18 +62,19 @@ func (c *signalContext) Done() <-chan struct{} {
 }
 
 // exitCode maps the app's error to an exit status, printing it once with the agt: prefix.
-// Lines after the first (hints) are prefixed too.
+// Lines after the first (hints) are prefixed too. A command cut short by SIGINT or SIGTERM
+// exits 130, as a shell's would, and says nothing: the interruption was the user's.
 func exitCode(ctx context.Context, err error) int {
+	if ctx.Err() != nil {
+		return 130
+	}
 	if err == nil {
 		return 0
 	}
 	code := 1
 	var coder cli.ExitCoder
-	switch {
-	case errors.As(err, &coder):
+	if errors.As(err, &coder) {
 		code = coder.ExitCode()
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		return 130
 	}
 	if msg := strings.TrimSpace(err.Error()); msg != "" {
 		for _, line := range strings.Split(msg, "\n") {

@@ -65,8 +65,12 @@ func targets(c *cli.Context, synopsis string, all bool) ([]*state.Agent, error) 
 	return agentsNamed(d, names)
 }
 
-// warn prints an error about one agent on stderr, each of its lines (hints too) prefixed.
+// warn prints an error about one agent on stderr, each of its lines (hints too) prefixed;
+// nothing once the command was interrupted (main then exits 130).
 func warn(c *cli.Context, verb, name string, err error) {
+	if c.Context.Err() != nil {
+		return
+	}
 	lines := strings.Split(err.Error(), "\n")
 	fmt.Fprintf(c.App.ErrWriter, "agt: %s %s: %s\n", verb, name, lines[0])
 	for _, l := range lines[1:] {

@@ -37,7 +37,7 @@ func restartCommand() *cli.Command {
 				spawned, err := spawn.Restart(c.Context, a, grace(c, a), c.Bool("fresh"))
 				if err != nil {
 					if c.Context.Err() != nil {
-						return cli.Exit("", 130)
+						return err // interrupted: no further restarts
 					}
 					warn(c, "restart", a.Name, err)
 					failed = true

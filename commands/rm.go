@@ -60,7 +60,7 @@ func runRm(c *cli.Context) error {
 	for _, a := range agents {
 		r, err := rmAgent(c.Context, a, c.Bool("workspace"), c.Bool("force"), grace(c, a))
 		if c.Context.Err() != nil {
-			return cli.Exit("", 130)
+			return c.Context.Err() // interrupted: no further removals
 		}
 		if r != nil && (err == nil || len(r.Removed) > 0) {
 			if perr := printRm(out, r); perr != nil {

@@ -111,7 +111,7 @@ func runSpawn(c *cli.Context) error {
 			// Ctrl-C on a CI step: stop the agent, then report the interruption.
 			spawn.Stop(context.Background(), a, opts.StopTimeout)
 		}
-		return cli.Exit("", 130)
+		return c.Context.Err() // main exits 130
 	}
 	if err != nil || !wait {
 		return err

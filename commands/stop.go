@@ -80,8 +80,5 @@ func stopAll(c *cli.Context, agents []*state.Agent) error {
 			}
 		}
 	}
-	if c.Context.Err() != nil {
-		return cli.Exit("", 130)
-	}
 	return firstErr
 }

@@ -76,11 +76,7 @@ func tailCommand() *cli.Command {
 				closeAll(cursors)
 				return bw.Flush()
 			}
-			err = followEvents(c.Context, out, agents, f)
-			if c.Context.Err() != nil {
-				return cli.Exit("", 130)
-			}
-			return err
+			return followEvents(c.Context, out, agents, f)
 		},
 	}
 }

@@ -22,9 +22,6 @@ func waitCommand() *cli.Command {
 			for _, a := range agents {
 				// The supervisor holds the lock until the final status is written.
 				if err := a.WaitFree(c.Context); err != nil {
-					if c.Context.Err() != nil {
-						return cli.Exit("", 130)
-					}
 					return err
 				}
 			}

@@ -170,13 +170,13 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	}
 	switch {
 	case c.String("restart") != "":
-		if err := spawn.ValidRestart(c.String("restart")); err != nil {
+		if err := config.ValidRestart(c.String("restart")); err != nil {
 			return spawn.Options{}, nil, usagef(c, "--restart: %v", err)
 		}
 		opts.Restart = c.String("restart")
 	case c.Bool("wait") && !cfg.Restart.PolicySet:
 		// A CI step runs once and reports how it ended, unless restarts are asked for.
-		opts.Restart = spawn.RestartNever
+		opts.Restart = config.RestartNever
 	}
 	for _, f := range []struct {
 		name string

@@ -149,9 +149,25 @@ const (
 	DefaultLogMaxSize  = 64 << 20
 )
 
+// Restart policies.
+const (
+	RestartOnFailure = "on-failure"
+	RestartAlways    = "always"
+	RestartNever     = "never"
+)
+
+// ValidRestart checks a policy name.
+func ValidRestart(policy string) error {
+	switch policy {
+	case RestartOnFailure, RestartAlways, RestartNever:
+		return nil
+	}
+	return fmt.Errorf("restart policy %q: want on-failure, always or never", policy)
+}
+
 // Defaults of the restart policy (RELIABILITY.md R17).
 var DefaultRestart = Restart{
-	Policy: "on-failure", MaxRestarts: 5,
+	Policy: RestartOnFailure, MaxRestarts: 5,
 	Delay: time.Second, MaxDelay: 30 * time.Second, HealthyAfter: 10 * time.Minute,
 }
 
@@ -268,8 +284,8 @@ func (c *Config) merge(path string) error {
 		}
 	}
 	if f.Restart != "" {
-		if !slices.Contains([]string{"on-failure", "always", "never"}, f.Restart) {
-			return fmt.Errorf("%s: restart %q: want on-failure, always or never", path, f.Restart)
+		if err := ValidRestart(f.Restart); err != nil {
+			return fmt.Errorf("%s: %v", path, err)
 		}
 		c.Restart.Policy, c.Restart.PolicySet = f.Restart, true
 	}

@@ -1,34 +1,10 @@
 package spawn
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
-// Restart policies.
-const (
-	RestartOnFailure = "on-failure"
-	RestartAlways    = "always"
-	RestartNever     = "never"
-)
-
-// Defaults of the restart policy (RELIABILITY.md R17).
-const (
-	DefaultMaxRestarts     = 5
-	DefaultRestartDelay    = time.Second
-	DefaultRestartMaxDelay = 30 * time.Second
-	DefaultHealthyAfter    = 10 * time.Minute
-	restartJitter          = 0.2
-)
-
-// ValidRestart checks a policy name.
-func ValidRestart(policy string) error {
-	switch policy {
-	case RestartOnFailure, RestartAlways, RestartNever:
-		return nil
-	}
-	return fmt.Errorf("restart policy %q: want on-failure, always or never", policy)
-}
+// restartJitter is the ± share of randomness in each backoff delay (RELIABILITY.md R17). The
+// policy names and defaults are config's.
+const restartJitter = 0.2
 
 // backoff decides restarts: the delay before each, when the count of failures in a row resets,
 // and when to give up. It is pure: the clock and the randomness are passed in.

@@ -177,7 +177,7 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			return nil
 		}
 		clean := exit.Code == 0 && exit.Signal == ""
-		if s.spec.Restart == RestartNever || clean && s.spec.Restart != RestartAlways {
+		if s.spec.Restart == config.RestartNever || clean && s.spec.Restart != config.RestartAlways {
 			state, reason := endOf(exit)
 			s.finish(state, reason, exit)
 			return nil

@@ -57,16 +57,13 @@ func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.St
 		if err := a.WaitFree(ctx); err != nil {
 			return nil, err
 		}
-		if st := Observe(a); stream.IsFinal(st.State) {
+		st := Observe(a)
+		if stream.IsFinal(st.State) {
 			return st, nil
 		}
-		return nil, fmt.Errorf("%s is still %s after its supervisor let go; run 'agt stop %s' again", a.Name, Observe(a).State, a.Name)
+		return nil, fmt.Errorf("%s is still %s after its supervisor let go; run 'agt stop %s' again", a.Name, st.State, a.Name)
 	}
-	line, err := a.ReadPID(state.SupervisorPIDFile)
-	if err != nil {
-		return nil, fmt.Errorf("read supervisor pid of %s: %w", a.Name, err)
-	}
-	sup, err := pids.Parse(line)
+	sup, err := readIdentity(a, state.SupervisorPIDFile)
 	if err != nil {
 		return nil, fmt.Errorf("read supervisor pid of %s: %w", a.Name, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	mrand "math/rand/v2"
 	"os"
@@ -101,7 +102,8 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		ready.Close()
 		ready = nil
 	}
-	closeInheritedOnExec()
+	// Nothing to mark close-on-exec here: the spawn did so before starting us, and passes only
+	// 0-4, of which commands marks 3 and 4.
 	// The supervisor owns its signals: SIGTERM stops the agent, a second one cuts the grace
 	// short. SIGHUP and SIGINT (a closing terminal) are not ours to act on. They are caught
 	// before the lock is taken, so a stop that sees the lock held is never lost: it is the
@@ -540,12 +542,10 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 
 // prompt reads the agent's prompt file; nil when it was spawned without one.
 func (s *supervisor) prompt() (*string, error) {
-	if s.spec.PromptBytes == 0 {
-		if _, err := os.Stat(s.a.Path(state.PromptFile)); err != nil {
-			return nil, nil
-		}
-	}
 	b, err := os.ReadFile(s.a.Path(state.PromptFile))
+	if errors.Is(err, fs.ErrNotExist) && s.spec.PromptBytes == 0 {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read prompt of %s: %w", s.spec.Name, err)
 	}
@@ -748,10 +748,8 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 			s.status.CostUSD = &c
 		}
 		if ev.Usage != nil {
-			s.status.Usage.InputTokens += ev.Usage.InputTokens
-			s.status.Usage.OutputTokens += ev.Usage.OutputTokens
-			s.status.Usage.CacheReadTokens += ev.Usage.CacheReadTokens
-			s.status.Usage.CacheWriteTokens += ev.Usage.CacheWriteTokens
+			// state.Usage is stream.Usage's twin (state does not import stream).
+			(*stream.Usage)(&s.status.Usage).Add(*ev.Usage)
 		}
 	}
 	next := s.machine.Event(s.snap, ev, now)

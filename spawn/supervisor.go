@@ -681,7 +681,12 @@ func (s *supervisor) appendLocked(ev *stream.Event, now time.Time) []byte {
 	start := len(s.pending)
 	s.pending = append(ev.AppendJSON(s.pending), '\n')
 	s.status.LastSeq = s.seq
-	s.dirty = true
+	if !s.dirty {
+		// The main loop writes status.json within a second (see flush in run), so that
+		// last_seq, turns, cost and the session catch up without a change of state.
+		s.dirty = true
+		s.kickLocked()
+	}
 	return s.pending[start:]
 }
 
@@ -768,6 +773,11 @@ func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) {
 	s.flushLocked()
 	s.status.State, s.status.Reason, s.status.Since = next.State, next.Reason, next.Since
 	s.writeStatusLocked()
+	s.kickLocked()
+}
+
+// kickLocked wakes the main loop to re-arm its timers: the state's due time and the flush.
+func (s *supervisor) kickLocked() {
 	select {
 	case s.kick <- struct{}{}:
 	default:

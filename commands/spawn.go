@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -303,7 +304,7 @@ func newUUID() string {
 // human line.
 func printSpawned(out *output, line []byte) error {
 	var ev stream.Event
-	if err := ev.UnmarshalJSON(line); err != nil {
+	if err := json.Unmarshal(line, &ev); err != nil {
 		return fmt.Errorf("read spawned event: %w", err)
 	}
 	if out.mode == modeTable {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"sort"
 	"strings"
@@ -166,7 +167,7 @@ func printEvent(out *output, line []byte) error {
 		return out.item(nil, line)
 	}
 	var ev stream.Event
-	if err := ev.UnmarshalJSON(line); err != nil {
+	if err := json.Unmarshal(line, &ev); err != nil {
 		return nil // broken lines are skipped, as the reader does
 	}
 	return out.item(ev, nil)

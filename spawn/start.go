@@ -308,16 +308,12 @@ func signalNumber(name string) int {
 // Alive counts the agents of d that are not final: running, waiting, restarting, being spawned.
 // Lost agents do not count: nothing of theirs runs under a supervisor.
 func Alive(d *state.Dir) int {
-	names, err := d.Names()
+	agents, err := d.Agents()
 	if err != nil {
 		return 0
 	}
 	n := 0
-	for _, name := range names {
-		a, err := d.Agent(name)
-		if err != nil {
-			continue
-		}
+	for _, a := range agents {
 		st := Observe(a)
 		if !stream.IsFinal(st.State) && st.State != stream.Lost {
 			n++

@@ -124,23 +124,8 @@ type Event struct {
 	Raw string `json:"raw,omitempty"`
 }
 
-// Final reports whether the event ends an agent's life for good from the log's point of view:
-// a state event into a final state.
-func (e *Event) Final() bool { return e.Type == TypeState && IsFinal(e.To) }
-
 // MarshalJSON writes the event as AppendJSON does.
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
-
-// UnmarshalJSON reads an event written by AppendJSON (or by hand).
-func (e *Event) UnmarshalJSON(b []byte) error {
-	type plain Event
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*e = Event(p)
-	return nil
-}
 
 // AppendJSON appends the event as one JSON object, without a newline, to dst. It writes the
 // common fields and exactly the fields of the event's type (a missing cost is null, not absent).

@@ -94,7 +94,7 @@ func runSpawn(c *cli.Context) error {
 	spawned, err := spawn.Start(c.Context, opts)
 	if err != nil {
 		if errors.Is(err, state.ErrNameTaken) {
-			return withHint(err, fmt.Sprintf("pick another name, or 'agt stop %s' first", name))
+			return withHint(err, fmt.Sprintf("pick another name, or free this one: 'agt stop %s' if it runs, then 'agt rm %s'", name, name))
 		}
 		return err
 	}

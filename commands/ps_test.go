@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"agt/spawn"
 	"agt/state"
 )
 
@@ -126,8 +127,13 @@ func TestFastPs(t *testing.T) {
 	})
 }
 
-// TestFastSuperviseArgs: only the exact argv spawn writes takes the fast path.
+// TestFastSuperviseArgs: the argv spawn writes takes the fast path, read right; nothing else
+// does.
 func TestFastSuperviseArgs(t *testing.T) {
+	want := superviseArgs{root: "/r", name: "n", mode: spawn.StartResume, readyFD: 3, goFD: 4}
+	if got, ok := parseSuperviseArgs(spawn.SupervisorArgs("/r", spawn.StartResume, "n")); !ok || got != want {
+		t.Errorf("spawn's own argv: %+v, %v; want %+v", got, ok, want)
+	}
 	for _, args := range [][]string{
 		{"agt", "supervise", "x"},
 		{"agt", "--run-dir", "/r", "supervise", "--ready-fd", "3", "--go-fd", "4", "--mode", ""},

@@ -30,21 +30,35 @@ func superviseCommand() *cli.Command {
 	}
 }
 
-// FastSupervise runs the supervisor when args are exactly what spawn writes (agt --run-dir DIR
-// supervise --ready-fd N --go-fd N --mode MODE NAME), without the CLI library: its set-up is
-// part of every spawn's wait, and its allocations would stay resident in every supervisor.
-// It returns false, having done nothing, for any other args.
+// FastSupervise runs the supervisor when args are exactly what spawn writes
+// (spawn.SupervisorArgs), without the CLI library: its set-up is part of every spawn's wait,
+// and its allocations would stay resident in every supervisor. It returns false, having done
+// nothing, for any other args.
 func FastSupervise(args []string) (bool, error) {
+	sa, ok := parseSuperviseArgs(args)
+	if !ok {
+		return false, nil
+	}
+	return true, supervise(sa.root, sa.name, sa.mode, sa.readyFD, sa.goFD)
+}
+
+type superviseArgs struct {
+	root, name, mode string
+	readyFD, goFD    int
+}
+
+// parseSuperviseArgs reads the form spawn.SupervisorArgs writes, and nothing else.
+func parseSuperviseArgs(args []string) (superviseArgs, bool) {
 	if len(args) != 11 || args[1] != "--run-dir" || args[3] != "supervise" || args[4] != "--ready-fd" ||
 		args[6] != "--go-fd" || args[8] != "--mode" {
-		return false, nil
+		return superviseArgs{}, false
 	}
 	ready, err1 := strconv.Atoi(args[5])
 	goFD, err2 := strconv.Atoi(args[7])
 	if err1 != nil || err2 != nil {
-		return false, nil
+		return superviseArgs{}, false
 	}
-	return true, supervise(args[2], args[10], args[9], ready, goFD)
+	return superviseArgs{root: args[2], name: args[10], mode: args[9], readyFD: ready, goFD: goFD}, true
 }
 
 // supervise runs spawn.Supervise with the inherited descriptors (ignored unless above 2).

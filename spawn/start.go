@@ -178,6 +178,12 @@ type pending struct {
 	exited chan struct{}
 }
 
+// SupervisorArgs is the argv of the supervisor of the agent name in root, started as mode
+// says: readiness on descriptor 3, the go-ahead on 4. agt's main recognises exactly this form.
+func SupervisorArgs(root, mode, name string) []string {
+	return []string{"agt", "--run-dir", root, "supervise", "--ready-fd", "3", "--go-fd", "4", "--mode", mode, name}
+}
+
 // startSupervisor re-executes agt detached as the supervisor of the agent name in d.
 func startSupervisor(d *state.Dir, name, mode string) (*pending, error) {
 	closeInheritedOnExec()
@@ -205,7 +211,7 @@ func startSupervisor(d *state.Dir, name, mode string) (*pending, error) {
 	// os/exec: a third of the cost, which counts twice in every spawn.
 	null := devNull.Fd()
 	pid, err := syscall.ForkExec("/proc/self/exe",
-		[]string{"agt", "--run-dir", d.Root, "supervise", "--ready-fd", "3", "--go-fd", "4", "--mode", mode, name},
+		SupervisorArgs(d.Root, mode, name),
 		&syscall.ProcAttr{
 			Env:   supervisorEnv(),
 			Files: []uintptr{null, null, null, readyW.Fd(), goR.Fd()},

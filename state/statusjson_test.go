@@ -113,3 +113,39 @@ func FuzzDecodeStatus(f *testing.F) {
 		}
 	})
 }
+
+// TestFullStatusIsFull keeps fullStatus honest: a field added to Status (or Usage, or Exit)
+// that fullStatus leaves zero would go unchecked by the decoder's tests.
+func TestFullStatusIsFull(t *testing.T) {
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Struct:
+			if v.Type() == reflect.TypeOf(time.Time{}) {
+				break
+			}
+			for i := 0; i < v.NumField(); i++ {
+				walk(path+"."+v.Type().Field(i).Name, v.Field(i))
+			}
+			return
+		case reflect.Slice:
+			if v.Type().Elem().Kind() == reflect.Struct {
+				// Each field set in some element (an exit has a code or a signal).
+				for f := 0; f < v.Type().Elem().NumField(); f++ {
+					set := false
+					for i := 0; i < v.Len(); i++ {
+						set = set || !v.Index(i).Field(f).IsZero()
+					}
+					if !set {
+						t.Errorf("fullStatus leaves %s.%s zero", path, v.Type().Elem().Field(f).Name)
+					}
+				}
+				return
+			}
+		}
+		if v.IsZero() {
+			t.Errorf("fullStatus leaves %s zero", path)
+		}
+	}
+	walk("Status", reflect.ValueOf(*fullStatus()))
+}

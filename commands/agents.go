@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 
@@ -20,7 +19,7 @@ func agentsCommand() *cli.Command {
 			"EXAMPLES:\n" +
 			"   agt agents\n" +
 			"   agt agents | jq -r 'select(.installed) | .name'",
-		Flags: []cli.Flag{jsonFlag(), formatFlag()},
+		Flags: []cli.Flag{jsonFlag(), formatFlag("{{.Name}} {{.Installed}}")},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return usagef(c, "agents takes no arguments")
@@ -61,11 +60,7 @@ func agentsCommand() *cli.Command {
 					}
 					rows = append(rows, []string{k.Name, k.Format, installed, source, argv})
 				default:
-					b, err := json.Marshal(r)
-					if err != nil {
-						return err
-					}
-					if err := out.item(r, b); err != nil {
+					if err := out.item(r, nil); err != nil {
 						return err
 					}
 				}

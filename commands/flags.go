@@ -22,10 +22,11 @@ func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print NDJSON even on a terminal", EnvVars: []string{"AGT_JSON"}}
 }
 
-func formatFlag() cli.Flag {
+// formatFlag is --format; example is a template that works on what the command prints.
+func formatFlag(example string) cli.Flag {
 	return &cli.StringFlag{
 		Name:    "format",
-		Usage:   "print with a Go template ('{{.Name}} {{.State}}'), or 'table' or 'json'",
+		Usage:   "print with a Go template ('" + example + "'), or 'table' or 'json'",
 		EnvVars: []string{"AGT_FORMAT"},
 	}
 }

@@ -32,7 +32,7 @@ func psCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "state", Usage: "only agents in this `STATE` (repeatable)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print names only"},
 			jsonFlag(),
-			formatFlag(),
+			formatFlag("{{.Name}} {{.State}}"),
 		},
 		Action: runPs,
 	}

@@ -21,7 +21,7 @@ func restartCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping (default: the agent's --timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
 			&cli.BoolFlag{Name: "fresh", Usage: "start a new session instead of resuming"},
 			jsonFlag(),
-			formatFlag(),
+			formatFlag("{{.Agent}} {{.PID}}"),
 		},
 		Action: func(c *cli.Context) error {
 			out, err := outputFor(c)

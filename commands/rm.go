@@ -32,7 +32,7 @@ func rmCommand() *cli.Command {
 			&cli.BoolFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "also remove the agent's workspace (refused when it holds unsaved work)"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "stop a live agent first; remove its workspace even with unsaved work"},
 			jsonFlag(),
-			formatFlag(),
+			formatFlag("{{.Name}} {{.Removed}}"),
 		},
 		Action: runRm,
 	}

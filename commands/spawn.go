@@ -55,7 +55,7 @@ func spawnCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the agent's events until it ends (Ctrl-C detaches)"},
 			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C stops it)"},
 			jsonFlag(),
-			formatFlag(),
+			formatFlag("{{.Agent}} {{.PID}}"),
 		},
 		Action: runSpawn,
 	}
@@ -333,18 +333,4 @@ func exitWithAgent(c *cli.Context, agents []*state.Agent) error {
 		return cli.Exit("", code)
 	}
 	return nil
-}
-
-// since parses --since: a duration back from now, or an RFC 3339 time.
-func parseSince(c *cli.Context, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return time.Now().Add(-d), nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, usagef(c, "--since %q: want a duration (10m) or an RFC 3339 time", s)
 }

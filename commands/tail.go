@@ -35,7 +35,7 @@ func tailCommand() *cli.Command {
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events (0: all)"},
 			&cli.StringFlag{Name: "since", Usage: "only events newer than a `DURATION` ago or an RFC 3339 TIME"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only events of these `TYPE`s (comma-separated, repeatable)"},
-			formatFlag(),
+			formatFlag("{{.Agent}} {{.Type}}"),
 		},
 		Action: func(c *cli.Context) error {
 			f := tailFilter{last: c.Int("lines")}
@@ -243,4 +243,19 @@ func ended(a *state.Agent) bool {
 	}
 	st := spawn.Observe(a)
 	return stream.IsFinal(st.State) || st.State == stream.Lost
+}
+
+// parseSince parses --since: an age back from now (10m, 36h, 2d, as reap --prune takes), or an
+// RFC 3339 time.
+func parseSince(c *cli.Context, s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if d, err := parseAge(s); err == nil {
+		return time.Now().Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, usagef(c, "--since %q: want a duration (10m, 2d) or an RFC 3339 time", s)
 }

@@ -91,16 +91,15 @@ func (m Machine) Event(s Snapshot, ev *Event, now time.Time) Snapshot {
 	return s
 }
 
-// Tick applies the silence-driven transitions due at now.
+// Tick applies the silence-driven transitions due at now, each as of when it fell due (Due
+// says when; the two cannot disagree).
 func (m Machine) Tick(s Snapshot, now time.Time) Snapshot {
-	if !live(s.State) {
-		return s
-	}
-	if (s.State == Running || s.State == Starting) && m.IdleAfter > 0 && !now.Before(s.Activity.Add(m.IdleAfter)) {
-		s = s.to(Waiting, ReasonQuiet, s.Activity.Add(m.IdleAfter))
-	}
-	if s.State == Waiting && m.StaleAfter > 0 && !now.Before(s.Since.Add(m.StaleAfter)) {
-		s = s.to(Stale, s.Reason, s.Since.Add(m.StaleAfter))
+	for due := m.Due(s); !due.IsZero() && !now.Before(due); due = m.Due(s) {
+		if s.State == Waiting {
+			s = s.to(Stale, s.Reason, due)
+		} else {
+			s = s.to(Waiting, ReasonQuiet, due)
+		}
 	}
 	return s
 }

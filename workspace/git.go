@@ -24,9 +24,12 @@ func makeGit(ctx context.Context, opts Options, dir string, u *undo) (*Workspace
 	if base == "" {
 		base = "HEAD"
 	}
-	if _, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", base+"^{commit}"); err != nil {
+	commit, err := git(ctx, repo, "rev-parse", "--verify", "--quiet", base+"^{commit}")
+	if err != nil {
 		return nil, fmt.Errorf("base %q is not a commit in %s", base, repo)
 	}
+	// The worktree starts from the commit checked here, even if base (HEAD) moves meanwhile.
+	commit = strings.TrimSpace(commit)
 	prefix := opts.BranchPrefix
 	if prefix == "" {
 		prefix = DefaultBranchPrefix
@@ -42,7 +45,7 @@ func makeGit(ctx context.Context, opts Options, dir string, u *undo) (*Workspace
 	if err != nil {
 		return nil, err
 	}
-	_, err = git(ctx, repo, "worktree", "add", "-b", branch, path, base)
+	_, err = git(ctx, repo, "worktree", "add", "-b", branch, path, commit)
 	// git creates the branch before the worktree and keeps it when the worktree fails.
 	u.push(func(ctx context.Context) {
 		if isDir(path) {
@@ -57,11 +60,7 @@ func makeGit(ctx context.Context, opts Options, dir string, u *undo) (*Workspace
 	if err != nil {
 		return nil, err
 	}
-	head, err := git(ctx, path, "rev-parse", "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	return &Workspace{Type: Git, Path: path, Repo: repo, Branch: branch, Base: strings.TrimSpace(head)}, nil
+	return &Workspace{Type: Git, Path: path, Repo: repo, Branch: branch, Base: commit}, nil
 }
 
 // removeGit checks the worktree for changes and for commits on no other branch, removes it and

@@ -373,6 +373,12 @@ func (t Tree) Signal(sig syscall.Signal) (n int, err error) {
 	if err != nil {
 		return 0, err
 	}
+	return SignalAll(ids, sig)
+}
+
+// SignalAll sends sig to each of ids through Signal, as Tree.Signal does, for a caller that
+// has the members already (each Members call scans /proc).
+func SignalAll(ids []Identity, sig syscall.Signal) (n int, err error) {
 	var errs []error
 	for _, id := range ids {
 		switch err := Signal(id, sig); {

@@ -178,10 +178,11 @@ func killTree(t pids.Tree) int {
 		time.Sleep(20 * time.Millisecond)
 	}
 	for i := 0; i < 50; i++ {
-		t.Signal(syscall.SIGKILL)
-		if m, err := t.Members(); err == nil && len(m) == 0 {
+		m, err := t.Members()
+		if err == nil && len(m) == 0 {
 			break
 		}
+		pids.SignalAll(m, syscall.SIGKILL)
 		time.Sleep(20 * time.Millisecond)
 	}
 	return n

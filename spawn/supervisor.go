@@ -970,7 +970,11 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 			return stopAsked
 		}
 		if !killed && !time.Now().Before(deadline) {
-			t.Signal(syscall.SIGKILL)
+			if err == nil {
+				pids.SignalAll(members, syscall.SIGKILL) // those just seen: no second scan
+			} else {
+				t.Signal(syscall.SIGKILL)
+			}
 			killed = true
 		}
 		if killed && time.Now().After(deadline.Add(5*time.Second)) {

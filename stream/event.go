@@ -283,29 +283,21 @@ func appendRawField(dst []byte, name string, raw json.RawMessage) []byte {
 // AppendCompact appends valid JSON with insignificant whitespace (newlines above all) removed,
 // so an event stays on one line.
 func AppendCompact(dst []byte, raw []byte) []byte {
-	inString, escaped := false, false
-	for _, c := range raw {
-		if inString {
-			dst = append(dst, c)
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
+	start := 0 // raw[start:i] is yet to be copied, in one append
+	for i := 0; i < len(raw); i++ {
+		switch raw[i] {
 		case '"':
-			inString = true
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, raw[start:i]...)
+			start = i + 1
 		}
-		dst = append(dst, c)
 	}
-	return dst
+	return append(dst, raw[start:]...)
 }
 
 const hex = "0123456789abcdef"

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 	"time"
@@ -63,6 +64,25 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if utf8.ValidString(s) && back != s {
 			t.Fatalf("round trip of %q gave %q", s, back)
+		}
+	})
+}
+
+// FuzzAppendCompact: on valid JSON, AppendCompact does what json.Compact does.
+func FuzzAppendCompact(f *testing.F) {
+	for _, s := range []string{`{"a": [1, 2,	3],` + "\n" + ` "b": "x y \" \\ z"}`, `"\\"`, ` [ ] `, `{"k":"\u2028 "}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		var want bytes.Buffer
+		if err := json.Compact(&want, raw); err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendCompact(nil, raw); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("AppendCompact(%q) = %q, want %q", raw, got, want.Bytes())
 		}
 	})
 }

@@ -86,7 +86,9 @@ func names(c *cli.Context) ([]string, error) {
 }
 
 // flagsAfterName returns a usage error showing the right order when args (what follows name,
-// or all the arguments when name is "") hold a flag.
+// or all the arguments when name is "") hold one of the command's flags. Other words that
+// start with "-" are left alone: they are a command's own arguments (agt spawn x sh -c …), or
+// names that the name check then refuses.
 func flagsAfterName(c *cli.Context, name string, args []string) error {
 	var flags, rest []string
 	for i := 0; i < len(args); i++ {
@@ -95,7 +97,7 @@ func flagsAfterName(c *cli.Context, name string, args []string) error {
 			rest = append(rest, args[i:]...)
 			break
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
+		if !strings.HasPrefix(a, "-") || a == "-" || lookupFlag(c.Command, a) == nil {
 			rest = append(rest, a)
 			continue
 		}
@@ -117,6 +119,12 @@ func flagsAfterName(c *cli.Context, name string, args []string) error {
 
 // takesValue reports whether the command's flag spelled arg (-x, --xy, --xy=v) takes a value.
 func takesValue(cmd *cli.Command, arg string) bool {
+	dv, ok := lookupFlag(cmd, arg).(cli.DocGenerationFlag)
+	return ok && dv.TakesValue()
+}
+
+// lookupFlag returns the command's flag spelled arg (-x, --xy, --xy=v), or nil.
+func lookupFlag(cmd *cli.Command, arg string) cli.Flag {
 	name := strings.TrimLeft(arg, "-")
 	if i := strings.IndexByte(name, '='); i >= 0 {
 		name = name[:i]
@@ -124,11 +132,9 @@ func takesValue(cmd *cli.Command, arg string) bool {
 	for _, f := range cmd.Flags {
 		for _, n := range f.Names() {
 			if n == name {
-				if dv, ok := f.(cli.DocGenerationFlag); ok {
-					return dv.TakesValue()
-				}
+				return f
 			}
 		}
 	}
-	return false
+	return nil
 }

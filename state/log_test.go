@@ -468,3 +468,89 @@ func TestFollowLogFromCursorAcrossRotation(t *testing.T) {
 		t.Fatalf("followed %q, want %q", got, want)
 	}
 }
+
+// TestOpenLogSeqAcrossRotation: a writer that opens a log just rotated (an empty current file)
+// goes on from the rotated file's last seq, so seq never repeats across a restart.
+func TestOpenLogSeqAcrossRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	w, _, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := w.Write([]byte(event(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Rotate(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	w, last, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if last != 3 {
+		t.Errorf("lastSeq after a rotation = %d, want 3", last)
+	}
+}
+
+// followFrom reads path with ReadLogCursor, runs change, then follows until want lines came.
+func followFrom(t *testing.T, path string, change func(), want []string) {
+	t.Helper()
+	c, _, err := ReadLogCursor(path, func([]byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	change()
+	var got []string
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = FollowLogFrom(ctx, path, c, func(l []byte) error { got = append(got, string(l)); return nil },
+		func() bool { return len(got) >= len(want) })
+	if err != nil {
+		t.Fatalf("followed %q: %v", got, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("followed %q, want %q", got, want)
+	}
+}
+
+// TestFollowLogTruncated: a log truncated under a follower is read again from its start (R22).
+func TestFollowLogTruncated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	w, _, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := 1; i <= 3; i++ {
+		w.Write([]byte(event(i)))
+	}
+	followFrom(t, path, func() {
+		if err := os.Truncate(path, 0); err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(event(9))) // O_APPEND: at the new end, the start
+	}, []string{event(9)})
+}
+
+// TestFollowLogRotatedTwice: two rotations between drains lose nothing: the rest of the held
+// file, the whole file between, then the current one.
+func TestFollowLogRotatedTwice(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	w, _, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Write([]byte(event(1)))
+	followFrom(t, path, func() {
+		w.Write([]byte(event(2)))
+		w.Rotate()
+		w.Write([]byte(event(3)))
+		w.Rotate()
+		w.Write([]byte(event(4)))
+	}, []string{event(2), event(3), event(4)})
+}

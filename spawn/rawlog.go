@@ -3,6 +3,8 @@ package spawn
 import (
 	"os"
 	"syscall"
+
+	"agt/state"
 )
 
 // rawLogCap is the size at which stdout.log and stderr.log rotate to a single ".1" file, so the
@@ -43,7 +45,7 @@ func (l *cappedLog) Write(p []byte) {
 	if l.size >= l.max {
 		l.f.Close()
 		l.f = nil
-		os.Rename(l.path, l.path+".1")
+		os.Rename(l.path, l.path+state.RotatedSuffix)
 		l.open()
 		if l.f == nil {
 			return

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -30,23 +31,15 @@ func (a *Agent) Lock() (*Lock, error) {
 		}
 		return nil, fmt.Errorf("lock agent %s: open %s: %w", a.Name, path, err)
 	}
-	deadline := time.Now().Add(lockWait)
-	for {
-		err = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
+	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
+	err = flockWait(ctx, fd)
+	cancel()
+	if err != nil {
+		unix.Close(fd)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, &sentinelError{fmt.Sprintf("agent %q is locked by another process", a.Name), ErrLocked}
 		}
-		if err == unix.EINTR {
-			continue
-		}
-		if err != unix.EWOULDBLOCK || time.Now().After(deadline) {
-			unix.Close(fd)
-			if err == unix.EWOULDBLOCK {
-				return nil, &sentinelError{fmt.Sprintf("agent %q is locked by another process", a.Name), ErrLocked}
-			}
-			return nil, fmt.Errorf("lock agent %s: %w", a.Name, err)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return nil, fmt.Errorf("lock agent %s: %w", a.Name, err)
 	}
 	l := &Lock{a: a, fd: fd}
 	// The directory may have been removed (and even recreated) between open and flock: a lock
@@ -56,6 +49,28 @@ func (a *Agent) Lock() (*Lock, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// flockWait takes an exclusive flock on fd, trying again every 5 ms while another process holds
+// it, until ctx ends (its error is returned then).
+func flockWait(ctx context.Context, fd int) error {
+	for {
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		switch err {
+		case nil:
+			return nil
+		case unix.EINTR:
+			continue
+		case unix.EWOULDBLOCK:
+		default:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 // Check reports an error when the locked file is no longer the one at the agent's lock path,

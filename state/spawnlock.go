@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,20 +20,12 @@ func (d *Dir) LockSpawns(ctx context.Context) (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("open spawn lock %s: %w", path, err)
 	}
-	for {
-		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { unix.Close(fd) }, nil
+	if err := flockWait(ctx, fd); err != nil {
+		unix.Close(fd)
+		if ctx.Err() != nil {
+			return nil, err
 		}
-		if err != unix.EWOULDBLOCK && err != unix.EINTR {
-			unix.Close(fd)
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			unix.Close(fd)
-			return nil, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
+	return func() { unix.Close(fd) }, nil
 }

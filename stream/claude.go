@@ -58,6 +58,8 @@ type claudeLine struct {
 	requestID      gjson.Result
 	apiError       bool // is_api_error_message
 
+	content gjson.Result // message.content, of assistant and user lines
+
 	// result
 	isError, result, errors, terminalReason gjson.Result
 	totalCost, sinceLast, usage             gjson.Result
@@ -132,6 +134,9 @@ func (d *claudeDecoder) Decode(dst []Event, line []byte) []Event {
 		}
 		return true
 	})
+	if l.typ == "assistant" || l.typ == "user" {
+		l.content = l.message.Get("content") // once: a thinking line can be a megabyte
+	}
 	n := len(dst)
 	switch l.typ {
 	case "system":
@@ -162,10 +167,9 @@ func (d *claudeDecoder) Decode(dst []Event, line []byte) []Event {
 func claudeMalformed(l *claudeLine) bool {
 	switch l.typ {
 	case "assistant":
-		return !l.message.Get("content").IsArray()
+		return !l.content.IsArray()
 	case "user":
-		c := l.message.Get("content")
-		return !c.IsArray() && c.Type != gjson.String
+		return !l.content.IsArray() && l.content.Type != gjson.String
 	case "stream_event":
 		return !l.event.IsObject()
 	case "result":
@@ -239,7 +243,7 @@ func (d *claudeDecoder) assistant(dst []Event, l *claudeLine) []Event {
 	if l.apiError {
 		return dst
 	}
-	l.message.Get("content").ForEach(func(_, block gjson.Result) bool {
+	l.content.ForEach(func(_, block gjson.Result) bool {
 		dst = d.block(dst, block)
 		return true
 	})
@@ -316,11 +320,10 @@ func (d *claudeDecoder) forget(id string) string {
 }
 
 func (d *claudeDecoder) user(dst []Event, l *claudeLine) []Event {
-	content := l.message.Get("content")
-	if !content.IsArray() {
+	if !l.content.IsArray() {
 		return dst // a prompt as plain text
 	}
-	content.ForEach(func(_, block gjson.Result) bool {
+	l.content.ForEach(func(_, block gjson.Result) bool {
 		if strings.HasSuffix(block.Get("type").Str, "tool_result") {
 			dst = d.block(dst, block)
 		}

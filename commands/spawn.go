@@ -36,16 +36,16 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --env DEBUG=1 --dir ~/src/app build -- make -j4\n" +
 			"   agt spawn --wait check -- go vet ./...      # exits with the command's code",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --)", EnvVars: []string{"AGT_AGENT"}},
+			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from `FILE` (- for stdin)"},
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses", EnvVars: []string{"AGT_MODEL"}},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses (default $AGT_MODEL, for agent kinds)"},
 			&cli.BoolFlag{Name: "plan", Usage: "plan only, where the agent has such a mode (Claude: --permission-mode plan)"},
 			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},
 			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none (default auto, or [workspace] mode)", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
-			&cli.StringFlag{Name: "base", Usage: "the revision the workspace starts from (jj: @ or @-, git: HEAD)", EnvVars: []string{"AGT_BASE"}},
+			&cli.StringFlag{Name: "base", Usage: "the revision the workspace starts from (jj: @ or @-, git: HEAD; default $AGT_BASE when there is a workspace)"},
 			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace between SIGTERM and SIGKILL when stopping (default 30s, or stop_timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
 			&cli.DurationFlag{Name: "idle-after", Usage: "silence after which a running agent is waiting (default 5s, or idle_after)", EnvVars: []string{"AGT_IDLE_AFTER"}},
 			&cli.DurationFlag{Name: "stale-after", Usage: "time waiting after which an agent is stale (default 10m, or stale_after)", EnvVars: []string{"AGT_STALE_AFTER"}},
@@ -194,6 +194,9 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		opts.Env = append(opts.Env, key+"="+kind.Env[key])
 	}
 	opts.Env = append(opts.Env, env...)
+	if opts.Model == "" && kind.Name != config.Exec {
+		opts.Model = os.Getenv("AGT_MODEL") // a default for agent kinds; a plain command has none
+	}
 	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {
 		if opts.Model != "" || extras.Plan {
@@ -232,7 +235,10 @@ func pickKind(c *cli.Context, cfg *config.Config, name string, argv []string) (*
 	case kindName == "" && len(argv) > 0:
 		kindName = config.Exec
 	case kindName == "":
-		kindName = cfg.DefaultAgent
+		// $AGT_AGENT is a default like default_agent, not a flag: a command after -- beats it.
+		if kindName = os.Getenv("AGT_AGENT"); kindName == "" {
+			kindName = cfg.DefaultAgent
+		}
 	}
 	if kindName == "" {
 		return nil, usagef(c, "missing COMMAND or --agent: agt spawn [flags] %s -- COMMAND [ARG...], or agt spawn --agent KIND %s", name, name)

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"encoding/json"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -18,8 +19,16 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string) (f
 	if mode == "" {
 		mode = cfg.Mode // agt.toml's [workspace] mode, auto by default
 	}
+	// $AGT_BASE is a default for when a workspace is made: not with none, nor in a directory
+	// that auto finds in no repository.
+	if b := os.Getenv("AGT_BASE"); base == "" && b != "" && mode != workspace.None {
+		if (mode != "" && mode != workspace.Auto) || workspace.Detect(dir) != workspace.None {
+			base = b
+		}
+	}
 	switch mode {
 	case workspace.None:
+		// $AGT_BASE is a default for when there is a workspace; --base without one is an error.
 		if base != "" {
 			return nil, usagef(c, "--base %q needs a workspace: drop it, or use --workspace auto, jj or git", base)
 		}

@@ -40,7 +40,7 @@ func spawnCommand() *cli.Command {
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses (default $AGT_MODEL, for agent kinds)"},
-			&cli.BoolFlag{Name: "plan", Usage: "plan only, where the agent has such a mode (Claude: --permission-mode plan)"},
+			&cli.BoolFlag{Name: "plan", Usage: "plan only, where the agent kind has a plan mode (claude, opencode, gemini; plan_args in agt.toml)"},
 			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"agt/config"
 	"agt/state"
 )
 
@@ -80,7 +81,7 @@ func warn(c *cli.Context, verb, name string, err error) {
 }
 
 // grace is the stop grace for a: -t when given (0 kills at once, as docker's does), else the
-// --timeout it was spawned with. main checks -t is not negative before.
+// --timeout it was spawned with. targets checks -t is not negative before.
 func grace(c *cli.Context, a *state.Agent) time.Duration {
 	if c.IsSet("timeout") {
 		return c.Duration("timeout")
@@ -88,7 +89,7 @@ func grace(c *cli.Context, a *state.Agent) time.Duration {
 	if spec, err := a.ReadSpec(); err == nil {
 		return time.Duration(spec.StopTimeout)
 	}
-	return 30 * time.Second
+	return config.DefaultStopTimeout
 }
 
 // agentsNamed opens the named agents, or every agent when names is empty.

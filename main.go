@@ -1,5 +1,13 @@
 // Command agt runs AI coding agents the Unix way: each in its own supervised process tree, with
 // state in plain files and one normalized NDJSON event stream.
+//
+// The runtime's container-aware GOMAXPROCS reads /proc/self/cgroup and /proc/self/mountinfo at
+// every start and re-checks them while the process runs. agt's processes wait on files and
+// pipes, never on CPU: the reads bought nothing and cost every start (a ps in a shell prompt,
+// each half of a spawn) most of a millisecond.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
 package main
 
 import (

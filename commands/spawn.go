@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"agt/config"
@@ -309,13 +310,21 @@ func newUUID() string {
 // printSpawned prints the spawned event: as is in NDJSON, through the template, or as one
 // human line.
 func printSpawned(out *output, line []byte) error {
+	switch out.mode {
+	case modeJSON:
+		return out.item(nil, line) // the supervisor's line as it is: nothing to decode
+	case modeTable:
+		var argv []string
+		for _, a := range gjson.GetBytes(line, "argv").Array() {
+			argv = append(argv, a.String())
+		}
+		_, err := fmt.Fprintf(out.w, "started %s (pid %d): %s\n",
+			gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))
+		return err
+	}
 	var ev stream.Event
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return fmt.Errorf("read spawned event: %w", err)
-	}
-	if out.mode == modeTable {
-		_, err := fmt.Fprintf(out.w, "started %s (pid %d): %s\n", ev.Agent, ev.PID, strings.Join(ev.Argv, " "))
-		return err
 	}
 	return out.item(ev, line)
 }

@@ -257,7 +257,7 @@ func (p *pending) release() ([]byte, error) {
 	var msg readyMsg
 	line, rerr := bufio.NewReader(p.ready).ReadBytes('\n')
 	if rerr == nil {
-		rerr = json.Unmarshal(line, &msg)
+		msg, rerr = parseReady(line)
 	}
 	switch {
 	case rerr != nil:

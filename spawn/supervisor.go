@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/tidwall/gjson"
 	"golang.org/x/sys/unix"
 
 	"agt/config"
@@ -72,10 +73,37 @@ type supervisor struct {
 	lock     *state.Lock
 }
 
-// readyMsg is the one line the supervisor writes on the readiness pipe.
+// readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
+// {"error":"why"}. Both ends code it by hand: it is on the path of every spawn, and
+// encoding/json's first use in a process costs more than the rest of the line's trip.
 type readyMsg struct {
 	Spawned json.RawMessage `json:"spawned,omitempty"`
 	Error   string          `json:"error,omitempty"`
+}
+
+func (m readyMsg) line() []byte {
+	if m.Error != "" || len(m.Spawned) == 0 {
+		b := stream.AppendString([]byte(`{"error":`), m.Error)
+		return append(b, "}\n"...)
+	}
+	b := append([]byte(`{"spawned":`), m.Spawned...)
+	return append(b, "}\n"...)
+}
+
+// parseReady reads a line that line wrote.
+func parseReady(line []byte) (readyMsg, error) {
+	if !gjson.ValidBytes(line) {
+		return readyMsg{}, errors.New("not JSON")
+	}
+	var m readyMsg
+	if r := gjson.GetBytes(line, "spawned"); r.IsObject() {
+		m.Spawned = json.RawMessage(r.Raw)
+	}
+	m.Error = gjson.GetBytes(line, "error").String()
+	if m.Error == "" && m.Spawned == nil {
+		return readyMsg{}, errors.New("neither spawned nor error")
+	}
+	return m, nil
 }
 
 // How a supervisor starts its agent.
@@ -94,11 +122,7 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		if ready == nil {
 			return
 		}
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(false)
-		enc.Encode(m)
-		ready.Write(b.Bytes())
+		ready.Write(m.line())
 		ready.Close()
 		ready = nil
 	}

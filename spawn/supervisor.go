@@ -371,7 +371,12 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		s.status.Restarts, s.status.History = old.Restarts, old.History
 		s.status.Turns, s.status.CostUSD, s.status.Usage = old.Turns, old.CostUSD, old.Usage
 		if old.SessionID != "" {
-			s.status.SessionID = old.SessionID
+			s.status.SessionID, s.status.SessionUsage = old.SessionID, old.SessionUsage
+			if r, ok := s.dec.(stream.SessionResumer); ok {
+				// Codex reports the thread's usage so far: without where it stood, the first
+				// resumed turn would count the whole thread again.
+				r.ResumeSession(old.SessionID, stream.Usage(old.SessionUsage))
+			}
 		}
 		if old.Model != "" {
 			s.status.Model = old.Model
@@ -763,6 +768,9 @@ func (s *supervisor) writeLog(b []byte) error {
 func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 	switch ev.Type {
 	case stream.TypeSession:
+		if ev.SessionID != s.status.SessionID {
+			s.status.SessionUsage = state.Usage{}
+		}
 		s.status.SessionID = ev.SessionID
 		if ev.Model != "" {
 			s.status.Model = ev.Model
@@ -779,6 +787,7 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 		if ev.Usage != nil {
 			// state.Usage is stream.Usage's twin (state does not import stream).
 			(*stream.Usage)(&s.status.Usage).Add(*ev.Usage)
+			(*stream.Usage)(&s.status.SessionUsage).Add(*ev.Usage)
 		}
 	}
 	next := s.machine.Event(s.snap, ev, now)

@@ -82,9 +82,13 @@ type Status struct {
 	Turns         int       `json:"turns,omitempty"`
 	CostUSD       *float64  `json:"cost_usd,omitempty"`
 	Usage         Usage     `json:"usage"`
-	LastSeq       int64     `json:"last_seq"`
-	Dropped       int64     `json:"dropped,omitempty"`
-	Dir           string    `json:"dir"`
+	// SessionUsage is the part of Usage reported in session SessionID: where the agent's own
+	// running totals for it stand, for a decoder of cumulative figures (Codex) in the next
+	// supervisor, after agt restart.
+	SessionUsage Usage  `json:"session_usage"`
+	LastSeq      int64  `json:"last_seq"`
+	Dropped      int64  `json:"dropped,omitempty"`
+	Dir          string `json:"dir"`
 	// Workspace is the spec's workspace, repeated so that ps reads one file per agent.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
 	// History holds the ends of the agent's last runs, oldest first (at most HistoryLen).

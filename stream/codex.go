@@ -29,7 +29,7 @@ import (
 // turn.completed reports usage cumulative for the thread: the result carries the difference from
 // the previous turn.completed of the same thread seen by this decoder. Those totals outlive End,
 // so a decoder reused for the resumed process (codex exec resume) gets per-turn figures; a fresh
-// decoder on a resumed thread can only report the thread's total. input_tokens counts cached
+// one learns where the thread stood from ResumeSession, or reports the thread's total. input_tokens counts cached
 // tokens in Codex's figures: the event's input_tokens is the uncached part. Codex reports no cost.
 //
 // One process runs one turn, from its start: a process that exits with no turn.completed or
@@ -226,6 +226,14 @@ func (d *codexDecoder) turnCompleted(dst []Event, usage gjson.Result) []Event {
 	d.open = false
 	clear(d.started)
 	return append(dst, Event{Type: TypeResult, OK: true, Text: d.text, Usage: &turn})
+}
+
+// ResumeSession implements SessionResumer.
+func (d *codexDecoder) ResumeSession(id string, used Usage) {
+	if d.totals == nil {
+		d.totals = make(map[string]Usage)
+	}
+	d.totals[id] = used
 }
 
 // End implements Decoder.

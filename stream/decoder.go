@@ -15,6 +15,13 @@ type Decoder interface {
 	End(dst []Event, exit Exit) []Event
 }
 
+// SessionResumer is a Decoder of running totals for a session (Codex's usage is cumulative for
+// the thread), which reports each turn as the difference from the last. Told where a session's
+// totals stood when an earlier decoder left off, it reports only what the resumed session adds.
+type SessionResumer interface {
+	ResumeSession(id string, used Usage)
+}
+
 // Exit says how the agent's process ended.
 type Exit struct {
 	Code   int    // exit code; -1 when killed by a signal

@@ -305,21 +305,36 @@ func TestCutOffBySignal(t *testing.T) {
 
 func TestCodexUsagePerTurnAcrossResume(t *testing.T) {
 	// The same thread, first turn then resumed: a decoder reused for the resumed process
-	// reports the second turn's own tokens, not the thread's total.
-	d := NewCodex()
-	var ev []Event
-	for _, name := range []string{"command_execution.jsonl", "resume_second_turn.jsonl"} {
+	// reports the second turn's own tokens, not the thread's total; so does a new decoder
+	// told where the thread stood (the next supervisor, after agt restart).
+	codexFile := func(name string) [][]byte {
 		file := filepath.Join("testdata", "codex", name)
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev = decodeAll(t, d, stdoutLines(file, data), Exit{})
+		return stdoutLines(file, data)
 	}
-	last := ev[len(ev)-1]
+	d := NewCodex()
+	first := decodeAll(t, d, codexFile("command_execution.jsonl"), Exit{})
+	firstUsage := *first[len(first)-1].Usage
+	if want := (Usage{InputTokens: 3000, OutputTokens: 240, CacheReadTokens: 1000}); firstUsage != want {
+		t.Fatalf("first turn: usage %+v, want %+v", firstUsage, want)
+	}
+	resumed := NewCodex()
+	resumed.(SessionResumer).ResumeSession("01a20235-4256-7221-ade3-1d897224f571", firstUsage)
+	fresh := NewCodex()
 	want := Usage{InputTokens: 1500, OutputTokens: 120, CacheReadTokens: 500}
-	if last.Type != TypeResult || *last.Usage != want {
-		t.Errorf("got %s, want usage %+v", last.AppendJSON(nil), want)
+	for _, tc := range []struct {
+		name string
+		d    Decoder
+		want Usage
+	}{{"reused", d, want}, {"resumed", resumed, want}, {"fresh", fresh, Usage{InputTokens: 4500, OutputTokens: 360, CacheReadTokens: 1500}}} {
+		ev := decodeAll(t, tc.d, codexFile("resume_second_turn.jsonl"), Exit{})
+		last := ev[len(ev)-1]
+		if last.Type != TypeResult || *last.Usage != tc.want {
+			t.Errorf("%s decoder: got %s, want usage %+v", tc.name, last.AppendJSON(nil), tc.want)
+		}
 	}
 }
 

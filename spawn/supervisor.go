@@ -794,12 +794,13 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 	s.moveLocked(next, now)
 }
 
-// moveLocked records a new snapshot, emitting a state event when the state changed.
-func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) {
+// moveLocked records a new snapshot, emitting a state event and writing the status when the
+// state changed, which it reports.
+func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) bool {
 	prev := s.snap
 	s.snap = next
 	if next.State == prev.State && next.Reason == prev.Reason {
-		return
+		return false
 	}
 	ev := stream.Event{Type: stream.TypeState, From: prev.State, To: next.State, Reason: next.Reason}
 	s.appendLocked(&ev, now)
@@ -807,6 +808,7 @@ func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) {
 	s.status.State, s.status.Reason, s.status.Since = next.State, next.Reason, next.Since
 	s.writeStatusLocked()
 	s.kickLocked()
+	return true
 }
 
 // kickLocked wakes the main loop to re-arm its timers: the state's due time and the flush.
@@ -817,10 +819,10 @@ func (s *supervisor) kickLocked() {
 	}
 }
 
-func (s *supervisor) setStateLocked(state, reason string, now time.Time) {
+func (s *supervisor) setStateLocked(state, reason string, now time.Time) bool {
 	next := s.snap
 	next.State, next.Reason, next.Since = state, reason, now
-	s.moveLocked(next, now)
+	return s.moveLocked(next, now)
 }
 
 func (s *supervisor) writeStatusLocked() {
@@ -1056,8 +1058,9 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 	if exit != nil {
 		s.recordExitLocked(exit, now)
 	}
-	s.setStateLocked(state, reason, now)
-	s.writeStatusLocked()
+	if !s.setStateLocked(state, reason, now) {
+		s.writeStatusLocked() // the same state: the exit still has to reach the status
+	}
 }
 
 // recordExitLocked writes the exit event and keeps the exit in the status and its history.

@@ -303,13 +303,18 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// validlog FILE: the event log FILE ends in a newline, and its lines are valid JSON with a seq
-// that strictly increases. A torn line that a later writer closed (R21) is skipped and logged,
-// as readers skip it; any other broken line fails.
+// validlog [-torn] FILE: the event log FILE ends in a newline, and its lines are valid JSON
+// with a seq that strictly increases. With -torn, one torn event that a later writer closed
+// (R21: the script killed the writer mid-event) is skipped and logged, as readers skip it; any
+// other broken line fails.
 func cmdValidLog(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "validlog")
+	torn := 0 // torn events allowed: one, where the script killed a writer mid-event
+	if len(args) == 2 && args[0] == "-torn" {
+		torn, args = 1, args[1:]
+	}
 	if len(args) != 1 {
-		ts.Fatalf("usage: validlog FILE")
+		ts.Fatalf("usage: validlog [-torn] FILE")
 	}
 	b, err := os.ReadFile(ts.MkAbs(args[0]))
 	ts.Check(err)
@@ -326,6 +331,9 @@ func cmdValidLog(ts *testscript.TestScript, neg bool, args []string) {
 		if !gjson.ValidBytes(line) {
 			if !bytes.HasPrefix(line, []byte(`{"v":1,`)) {
 				ts.Fatalf("%s:%d: not valid JSON: %.80q", args[0], n, line)
+			}
+			if torn--; torn < 0 {
+				ts.Fatalf("%s:%d: torn event of %d bytes, where no writer was killed", args[0], n, len(line))
 			}
 			ts.Logf("%s:%d: torn event of %d bytes, closed by a later writer", args[0], n, len(line))
 			continue

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,6 +90,7 @@ func TestScripts(t *testing.T) {
 			"maxrss":    cmdMaxRSS,
 			"seqs":      cmdSeqs,
 			"ptyclose":  cmdPtyClose,
+			"tty":       cmdTTY,
 			"fdcount":   cmdFDCount,
 			"procs":     cmdProcs,
 			"spread":    cmdSpread,
@@ -431,26 +433,7 @@ func cmdPtyClose(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	re, err := regexp.Compile(args[0])
 	ts.Check(err)
-	path, err := exec.LookPath(args[1])
-	if err != nil {
-		// testscript's own PATH, not the test process's.
-		for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
-			if p := filepath.Join(dir, args[1]); fileExists(p) {
-				path, err = p, nil
-				break
-			}
-		}
-	}
-	ts.Check(err)
-	cmd := exec.Command(path, args[2:]...)
-	cmd.Args[0] = args[1]
-	cmd.Dir = ts.Getenv("WORK")
-	for _, kv := range os.Environ() {
-		cmd.Env = append(cmd.Env, kv)
-	}
-	for _, k := range []string{"PATH", "AGT_RUN_DIR", testMarker, "GORACE", "HOME", "XDG_CONFIG_HOME", "AGT_RESTART"} {
-		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
-	}
+	cmd := scriptCommand(ts, args[1:])
 	tty, err := pty.Start(cmd)
 	ts.Check(err)
 	var out bytes.Buffer
@@ -480,6 +463,61 @@ func cmdPtyClose(ts *testscript.TestScript, neg bool, args []string) {
 		cmd.Process.Kill()
 		ts.Fatalf("%s still runs 10s after its terminal closed", args[1])
 	}
+}
+
+// tty PROG ARGS...: run PROG with a new terminal as its stdin, stdout and stderr, and take what
+// the terminal showed (line ends as \n) as its stdout, for stdout to check. It fails when PROG
+// fails, unless negated.
+func cmdTTY(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: tty PROG [ARGS...]")
+	}
+	cmd := scriptCommand(ts, args)
+	tty, err := pty.Start(cmd)
+	ts.Check(err)
+	done := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(tty) // EIO once PROG and all that shares the terminal are gone
+		done <- b
+	}()
+	var out []byte
+	select {
+	case out = <-done:
+	case <-time.After(pollLimit):
+		cmd.Process.Kill()
+		ts.Fatalf("%s still holds its terminal after %s", args[0], pollLimit)
+	}
+	tty.Close()
+	err = cmd.Wait()
+	fmt.Fprint(ts.Stdout(), strings.ReplaceAll(string(out), "\r\n", "\n"))
+	if (err != nil) != neg {
+		ts.Fatalf("%s on a terminal: %v", args[0], err)
+	}
+}
+
+// scriptCommand is PROG ARGS... as exec runs it in the script: found on the script's PATH, in
+// $WORK, with the script's values of the variables agt and the harness read.
+func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		// testscript's own PATH, not the test process's.
+		for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+			if p := filepath.Join(dir, args[0]); fileExists(p) {
+				path, err = p, nil
+				break
+			}
+		}
+	}
+	ts.Check(err)
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Args[0] = args[0]
+	cmd.Dir = ts.Getenv("WORK")
+	cmd.Env = os.Environ()
+	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
+		"AGT_RUN_DIR", "AGT_RESTART", "AGT_JSON", "AGT_FORMAT", "AGT_AGENT", "AGT_MODEL", "AGT_WORKSPACE_MODE"} {
+		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+	}
+	return cmd
 }
 
 func fileExists(p string) bool { fi, err := os.Stat(p); return err == nil && !fi.IsDir() }

@@ -13,7 +13,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -85,9 +84,7 @@ func exitCode(ctx context.Context, err error) int {
 		code = coder.ExitCode()
 	}
 	if msg := strings.TrimSpace(err.Error()); msg != "" {
-		for _, line := range strings.Split(msg, "\n") {
-			fmt.Fprintf(os.Stderr, "agt: %s\n", line)
-		}
+		commands.PrintError(os.Stderr, msg)
 	}
 	return code
 }

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -73,10 +74,13 @@ func warn(c *cli.Context, verb, name string, err error) {
 	if c.Context.Err() != nil {
 		return
 	}
-	lines := strings.Split(err.Error(), "\n")
-	fmt.Fprintf(c.App.ErrWriter, "agt: %s %s: %s\n", verb, name, lines[0])
-	for _, l := range lines[1:] {
-		fmt.Fprintf(c.App.ErrWriter, "agt: %s\n", l)
+	PrintError(c.App.ErrWriter, fmt.Sprintf("%s %s: %v", verb, name, err))
+}
+
+// PrintError writes an error message to w, each of its lines (hints too) prefixed "agt: ".
+func PrintError(w io.Writer, msg string) {
+	for _, line := range strings.Split(msg, "\n") {
+		fmt.Fprintf(w, "agt: %s\n", line)
 	}
 }
 

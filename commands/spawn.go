@@ -89,7 +89,7 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Dir); err != nil {
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd); err != nil {
 		return err
 	}
 	spawned, err := spawn.Start(c.Context, opts)
@@ -111,7 +111,7 @@ func runSpawn(c *cli.Context) error {
 	if c.Context.Err() != nil {
 		if wait {
 			// Ctrl-C on a CI step: stop the agent, then report the interruption.
-			spawn.Stop(context.Background(), a, opts.StopTimeout)
+			spawn.Stop(context.Background(), a, time.Duration(opts.StopTimeout))
 		}
 		return c.Context.Err() // main exits 130
 	}
@@ -160,15 +160,20 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		return spawn.Options{}, nil, err
 	}
 	opts := spawn.Options{
-		Name: name, Kind: kind.Name, Dir: dir, Prompt: prompt,
-		Format: kind.Format, Stdin: kind.Stdin, Model: c.String("model"),
-		StopTimeout:  durationSetting(c, "timeout", cfg.StopTimeout),
-		IdleAfter:    durationSetting(c, "idle-after", cfg.IdleAfter),
-		StaleAfter:   durationSetting(c, "stale-after", cfg.StaleAfter),
-		ResumePrompt: kind.ResumePrompt,
-		Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
-		RestartDelay: cfg.Restart.Delay, RestartMaxDelay: cfg.Restart.MaxDelay, HealthyAfter: cfg.Restart.HealthyAfter,
-		MaxAgents: cfg.MaxAgents, LogMaxSize: cfg.LogMaxSize,
+		Spec: state.Spec{
+			Name: name, Kind: kind.Name, Cwd: dir,
+			Format: kind.Format, Stdin: kind.Stdin, Model: c.String("model"),
+			StopTimeout:  durationSetting(c, "timeout", cfg.StopTimeout),
+			IdleAfter:    durationSetting(c, "idle-after", cfg.IdleAfter),
+			StaleAfter:   durationSetting(c, "stale-after", cfg.StaleAfter),
+			ResumePrompt: kind.ResumePrompt,
+			Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
+			RestartDelay:    state.Duration(cfg.Restart.Delay),
+			RestartMaxDelay: state.Duration(cfg.Restart.MaxDelay),
+			HealthyAfter:    state.Duration(cfg.Restart.HealthyAfter),
+			LogMaxSize:      cfg.LogMaxSize,
+		},
+		Prompt: prompt, MaxAgents: cfg.MaxAgents,
 	}
 	switch {
 	case c.String("restart") != "":
@@ -280,11 +285,11 @@ func readPrompt(c *cli.Context) (*string, error) {
 }
 
 // durationSetting is a flag's value when it was given, else the configured one.
-func durationSetting(c *cli.Context, flag string, configured time.Duration) time.Duration {
+func durationSetting(c *cli.Context, flag string, configured time.Duration) state.Duration {
 	if c.IsSet(flag) {
-		return c.Duration(flag)
+		return state.Duration(c.Duration(flag))
 	}
-	return configured
+	return state.Duration(configured)
 }
 
 func sortedKeys(m map[string]string) []string {

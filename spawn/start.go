@@ -27,43 +27,22 @@ import (
 	"agt/stream"
 )
 
-// Options say what to spawn.
+// Options say what to spawn: the record to write (Start sets its version, creation time,
+// prompt size and workspace) and how to start.
 type Options struct {
-	Root         string // run directory
-	Name         string
-	Kind         string   // "exec" for any command
-	Argv         []string // start argv template: $AGT_* tokens are expanded at each start
-	Resume       []string // resume argv template, for restarts
-	Format       string   // stdout format: claude, codex, opencode, gemini or text
-	Stdin        string   // "none" or "stream-json"
-	Model        string
-	SessionID    string // known in advance (a UUID agt chose), or ""
-	Prompt       *string
-	ResumePrompt string
-	Dir          string   // working directory
-	Env          []string // KEY=VALUE added to the agent's environment
-	StopTimeout  time.Duration
-	IdleAfter    time.Duration
-	StaleAfter   time.Duration
-
-	// The restart policy.
-	Restart         string // on-failure, always or never
-	MaxRestarts     int
-	RestartDelay    time.Duration
-	RestartMaxDelay time.Duration
-	HealthyAfter    time.Duration
+	// Spec is spec.json: Argv and Resume are argv templates whose $AGT_* tokens are expanded at
+	// each start; Cwd is the working directory, replaced by the workspace Prepare makes.
+	state.Spec
+	Root   string // run directory
+	Prompt *string
 	// MaxAgents caps the agents alive at once in the run directory; 0 means no cap.
 	MaxAgents int
-	// LogMaxSize is the size at which the event log rotates; 0 never.
-	LogMaxSize int64
 
 	// Prepare, when set, runs once the name is reserved and before the agent starts: it makes
-	// the agent's workspace and returns the directory to run in (replacing Dir), the
+	// the agent's workspace and returns the directory to run in (replacing Cwd), the
 	// workspace's description for the spawned event and the record, and how to undo it when
 	// the agent then cannot start.
 	Prepare func() (dir string, workspace json.RawMessage, undo func(), err error)
-
-	workspace json.RawMessage
 }
 
 // Start reserves opts.Name, starts its supervisor and returns once the agent has started, with
@@ -120,7 +99,7 @@ func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Optio
 			a.Remove()
 			return nil, err
 		}
-		opts.Dir, opts.workspace = dir, ws
+		opts.Cwd, opts.Workspace = dir, ws
 		if u != nil {
 			undo = u
 		}
@@ -135,21 +114,8 @@ func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Optio
 }
 
 func start(a *state.Agent, sup *pending, opts Options) ([]byte, error) {
-	spec := &state.Spec{
-		Name: opts.Name, Kind: opts.Kind, Argv: opts.Argv, Cwd: opts.Dir, Env: opts.Env,
-		Workspace: opts.workspace,
-		Format:    opts.Format, Stdin: opts.Stdin, Resume: opts.Resume, ResumePrompt: opts.ResumePrompt,
-		Model: opts.Model, SessionID: opts.SessionID,
-		Restart: opts.Restart, MaxRestarts: opts.MaxRestarts,
-		RestartDelay:    state.Duration(opts.RestartDelay),
-		RestartMaxDelay: state.Duration(opts.RestartMaxDelay),
-		HealthyAfter:    state.Duration(opts.HealthyAfter),
-		LogMaxSize:      opts.LogMaxSize,
-		StopTimeout:     state.Duration(opts.StopTimeout),
-		IdleAfter:       state.Duration(opts.IdleAfter),
-		StaleAfter:      state.Duration(opts.StaleAfter),
-		Created:         time.Now().UTC(),
-	}
+	spec := opts.Spec
+	spec.Created = time.Now().UTC()
 	if opts.Prompt != nil {
 		// The prompt stays out of the spec and out of every event: only its size is shown.
 		if err := state.WriteFileAtomic(a.Path(state.PromptFile), []byte(*opts.Prompt)); err != nil {
@@ -157,7 +123,7 @@ func start(a *state.Agent, sup *pending, opts Options) ([]byte, error) {
 		}
 		spec.PromptBytes = len(*opts.Prompt)
 	}
-	if err := a.WriteSpec(spec); err != nil {
+	if err := a.WriteSpec(&spec); err != nil {
 		return nil, err
 	}
 	if err := a.SetWant("up"); err != nil {

@@ -223,26 +223,22 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			s.finish(stream.Failed, gaveUp(failures-1, why), exit)
 			return nil
 		}
-		s.restarting(exit, delay)
-		if !s.pause(sigs, delay) || s.a.Want() == "down" {
-			// A stop came while we waited (R6, R18): nothing runs, so nothing to kill.
-			s.finish(stream.Stopped, "stop", nil)
-			return nil
-		}
 		for {
+			s.restarting(exit, delay)
+			if !s.pause(sigs, delay) || s.a.Want() == "down" {
+				// A stop came while we waited (R6, R18): nothing runs, so nothing to kill.
+				s.finish(stream.Stopped, "stop", nil)
+				return nil
+			}
 			if g, err = s.start(true); err == nil {
 				break
 			}
 			// Could not start again (the binary is gone?): a failure like any other.
 			s.emitError(err.Error(), false)
+			exit = nil
 			failures, again, delay = b.next(failures, 0, mrand.Float64())
 			if !again {
 				s.finish(stream.Failed, gaveUp(failures-1, err.Error()), nil)
-				return nil
-			}
-			s.restarting(nil, delay)
-			if !s.pause(sigs, delay) || s.a.Want() == "down" {
-				s.finish(stream.Stopped, "stop", nil)
 				return nil
 			}
 		}

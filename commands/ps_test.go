@@ -74,7 +74,13 @@ func TestFastPs(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := st
-		if err := a.WriteStatus(&st); err != nil {
+		l, err := a.Lock() // as its supervisor would, then gone
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.WriteStatus(&st)
+		l.Close()
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

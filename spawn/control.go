@@ -145,7 +145,7 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		return nil, fmt.Errorf("append to events of %s: %w", a.Name, err)
 	}
 	st.State, st.Reason, st.Since, st.Updated, st.LastSeq = stream.Stopped, r.Reason, now, now, last+1
-	if err := a.WriteStatus(st); err != nil {
+	if err := lock.WriteStatus(st); err != nil {
 		return nil, err
 	}
 	return r, nil

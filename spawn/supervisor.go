@@ -824,7 +824,7 @@ func (s *supervisor) setStateLocked(state, reason string, now time.Time) bool {
 func (s *supervisor) writeStatusLocked() {
 	s.status.Updated = time.Now()
 	st := s.status
-	if err := s.a.WriteStatus(&st); err != nil {
+	if err := s.lock.WriteStatus(&st); err != nil {
 		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
 		return
 	}

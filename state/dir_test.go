@@ -270,9 +270,7 @@ func TestRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.WriteStatus(&Status{Name: "x"}); err != nil {
-		t.Fatal(err)
-	}
+	writeStatus(t, a, &Status{Name: "x"})
 	if err := a.Remove(); err != nil {
 		t.Fatal(err)
 	}

@@ -234,9 +234,10 @@ func (a *Agent) ReadSpec() (*Spec, error) {
 	return &s, nil
 }
 
-// WriteStatus sets s.V to StatusVersion and writes status.json atomically. Only the holder of the
-// agent's Lock calls it.
-func (a *Agent) WriteStatus(s *Status) error {
+// WriteStatus sets s.V to StatusVersion and writes the agent's status.json atomically. It is a
+// method of the lock because only its holder writes the status (R4).
+func (l *Lock) WriteStatus(s *Status) error {
+	a := l.a
 	s.V = StatusVersion
 	if err := a.writeJSON(StatusFile, s); err != nil {
 		return fmt.Errorf("write status of %s: %w", a.Name, err)

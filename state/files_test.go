@@ -153,9 +153,7 @@ func TestStatus(t *testing.T) {
 		PID: 42, Restarts: 2, ExitCode: &code, CostUSD: &cost,
 		Usage: Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4}, LastSeq: 9, Dir: a.Dir,
 	}
-	if err := a.WriteStatus(in); err != nil {
-		t.Fatal(err)
-	}
+	writeStatus(t, a, in)
 	if in.V != StatusVersion {
 		t.Errorf("WriteStatus left V = %d", in.V)
 	}
@@ -233,10 +231,8 @@ func BenchmarkReadStatus(b *testing.B) {
 			b.Fatal(err)
 		}
 		code := 0
-		if err := a.WriteStatus(&Status{Name: a.Name, Kind: "claude", State: "running", PID: 1000 + i,
-			ExitCode: &code, SessionID: "0f1e2d3c-aaaa-bbbb-cccc-000000000000", Model: "m", LastSeq: 1234, Dir: a.Dir}); err != nil {
-			b.Fatal(err)
-		}
+		writeStatus(b, a, &Status{Name: a.Name, Kind: "claude", State: "running", PID: 1000 + i,
+			ExitCode: &code, SessionID: "0f1e2d3c-aaaa-bbbb-cccc-000000000000", Model: "m", LastSeq: 1234, Dir: a.Dir})
 		agents[i] = a
 	}
 	b.ReportAllocs()
@@ -246,5 +242,18 @@ func BenchmarkReadStatus(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// writeStatus writes a's status as its supervisor would: holding its lock, released after.
+func writeStatus(t testing.TB, a *Agent, s *Status) {
+	t.Helper()
+	l, err := a.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.WriteStatus(s); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -19,10 +19,14 @@ func TestHelperStatusWriter(t *testing.T) {
 		t.Skip("helper process for TestStatusSurvivesKill")
 	}
 	a := &Agent{Name: "w", Dir: dir}
+	l, err := a.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
 	os.WriteFile(filepath.Join(dir, "started"), nil, 0o600)
 	for i := 0; ; i++ {
 		st := &Status{Name: "w", State: "running", LastSeq: int64(i), Reason: string(make([]byte, i%4096))}
-		if err := a.WriteStatus(st); err != nil {
+		if err := l.WriteStatus(st); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -24,8 +24,9 @@ import (
 //     message/block framing are skipped;
 //   - control_request can_use_tool → permission (id is the request_id to answer, options the
 //     permission_suggestions as sent);
-//   - result → result, preceded by a fatal error when the turn failed. is_error decides, never
-//     subtype (API and auth failures come as subtype success with is_error true).
+//   - result → result, preceded by a fatal error when the turn failed. is_error decides, not
+//     subtype (API and auth failures come as subtype success with is_error true); subtype only
+//     when is_error is absent.
 //
 // Every other type and subtype is skipped (keep_alive, rate_limit_event, tool_progress,
 // control_response, control_cancel_request, the other system subtypes, …).

@@ -98,8 +98,8 @@ func jsonJoin(r gjson.Result, sep string) string {
 // nonNegative clamps counters that a subtraction of cumulative figures drove below zero.
 func nonNegative(n int64) int64 { return max(n, 0) }
 
-// subUsage returns cur-prev when cur has grown from prev in every counter, else cur: a counter
-// that shrank means the cumulative figures started over.
+// subUsage returns cur-prev when no counter of cur is below prev's, else cur: a counter that
+// shrank means the cumulative figures started over.
 func subUsage(cur, prev Usage) Usage {
 	if cur.InputTokens < prev.InputTokens || cur.OutputTokens < prev.OutputTokens ||
 		cur.CacheReadTokens < prev.CacheReadTokens || cur.CacheWriteTokens < prev.CacheWriteTokens {

@@ -13,10 +13,11 @@
 #   --no-pm2      skip pm2 (needs npm and the npm registry)
 #   --no-hyperfine  time with a shell loop even when hyperfine is there
 #
-# It builds agt, the floors bench/floor (ps) and bench/chain (spawn) and a hello-world into a
-# temporary directory, makes its run directories there, and on exit, failure or Ctrl-C stops
-# every agent it spawned, kills the pm2 daemon and the tmux servers it started, and removes the
-# temporary directory. Progress goes to stderr, the table of figures to stdout.
+# It builds agt, the floors bench/floor (ps) and bench/chain (spawn), bench/faults (the price of
+# a page fault) and a hello-world into a temporary directory, makes its run directories there,
+# and on exit, failure or Ctrl-C stops every agent it spawned, kills the pm2 daemon and the tmux
+# servers it started, and removes the temporary directory. Progress goes to stderr, the table
+# of figures to stdout.
 set -euo pipefail
 export LC_ALL=C
 
@@ -29,7 +30,7 @@ while (($#)); do
 	--idle) idle_secs=$2; shift ;;
 	--no-pm2) use_pm2=0 ;;
 	--no-hyperfine) have_hyperfine=0 ;;
-	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -145,7 +146,7 @@ fi
 
 log "building agt, floor and hello into a temporary directory"
 (cd "$root" && go build -tags urfave_cli_no_docs -o "$bin/agt" . && go build -o "$bin/floor" ./bench/floor &&
-	go build -o "$bin/chain" ./bench/chain &&
+	go build -o "$bin/chain" ./bench/chain && go build -o "$bin/faults" ./bench/faults &&
 	CGO_ENABLED=0 go build -o "$bin/hello" ./bench/hello)
 
 if ((use_pm2)); then
@@ -215,6 +216,8 @@ spawn_tmux=$(median <"$tmp/out/spawn.tmux")
 spawn_tmuxcold=$(median <"$tmp/out/spawn.tmuxcold")
 spawn_chain=$(median <"$tmp/out/spawn.chain")
 load_spawn=$(load)
+# What one page fault costs here: a Go start-up takes a few hundred.
+fault_us=$("$bin/faults" | sed 's/.*(a fault) \([0-9.]*\) us.*/\1/')
 
 # --- 1. agt ps --json versus the floor, over N live agents -------------------------------------
 log "spawning $agents agents (sleep 600)"
@@ -354,6 +357,7 @@ fi
 row "agt spawn NAME -- sleep 60" "$(calc "$spawn_agt") ms" "tmux new-session $(calc "$spawn_tmux") ms (agt <=)" "$(yes_no "$spawn_agt <= $spawn_tmux")"
 row "tmux new-session -d, server not running" "$(calc "$spawn_tmuxcold") ms" "(reference, ~21 ms)" -
 row "two bare Go start-ups in a row (chain)" "$(calc "$spawn_chain") ms" "(reference: a spawn's floor)" -
+row "page fault, first touch of a fresh page" "$fault_us us" "(reference; a Go start-up takes 200-400)" -
 row "supervisor PSS, median / max" "$(mb "$pss_med") / $(mb "$pss_max") MiB" "(<= 1.5 MiB each)" "$(yes_no "$pss_max <= 1536")"
 row "supervisor RSS, median / max" "$(mb "$rss_med") / $(mb "$rss_max") MiB" "(reference)" -
 if ((use_pm2)); then

@@ -23,7 +23,7 @@ func stopCommand() *cli.Command {
 			"   agt stop -t 5s demo other\n" +
 			"   agt stop --all",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL (default: the agent's --timeout; can only shorten it)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
+			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL, longer or shorter than the agent's (default: the agent's --timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent"},
 		},
 		Action: func(c *cli.Context) error {

@@ -38,11 +38,13 @@ func Observe(a *state.Agent) *state.Status {
 }
 
 // Stop stops a's agent and returns its final status once written (R13). It writes want=down
-// before any signal (R6). timeout shortens the grace the agent was spawned with: when it passes,
-// a second SIGTERM tells the supervisor to SIGKILL at once. A dead supervisor is not waited
-// for: the agent's tree is reaped from its recorded identities instead (R9).
+// before any signal (R6), with timeout as the grace between SIGTERM and SIGKILL, which the
+// supervisor takes instead of the one the agent was spawned with. When it passes, a second
+// SIGTERM tells the supervisor to SIGKILL at once (it also cuts short the grace of a stop
+// already under way). A dead supervisor is not waited for: the agent's tree is reaped from its
+// recorded identities instead (R9).
 func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.Status, error) {
-	if err := a.SetWant("down"); err != nil {
+	if err := a.SetWantDown(timeout); err != nil {
 		return nil, err
 	}
 	st := Observe(a)

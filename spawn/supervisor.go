@@ -888,12 +888,18 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 			return
 		}
 		stopping = true
-		s.a.SetWant("down")
+		// The grace agt stop asked for, written with want before its signal; else the spawn's.
+		grace := time.Duration(s.spec.StopTimeout)
+		if g := s.a.StopGrace(); g > 0 {
+			grace = g
+		} else {
+			s.a.SetWant("down") // a stop no agt stop asked for: the run directory was removed
+		}
 		s.mu.Lock()
 		s.setStateLocked(stream.Stopping, reason, time.Now())
 		s.mu.Unlock()
 		s.tree().Signal(syscall.SIGTERM)
-		graceAt = time.Now().Add(time.Duration(s.spec.StopTimeout))
+		graceAt = time.Now().Add(grace)
 		graceEnd = time.NewTimer(time.Until(graceAt)).C
 	}
 	removed := func() {

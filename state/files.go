@@ -278,13 +278,50 @@ func (a *Agent) SetWant(want string) error {
 	return nil
 }
 
-// Want returns the desired state: "down" only when the want file says so, else "up".
-func (a *Agent) Want() string {
-	b, err := os.ReadFile(a.Path(WantFile))
-	if err == nil && string(bytes.TrimSpace(b)) == "down" {
-		return "down"
+// SetWantDown writes want = down, with the grace the stop asks for between SIGTERM and
+// SIGKILL on a second line ("grace 1m0s") when grace is above 0. The supervisor reads it when
+// the stop's signal comes, so that agt stop -t can lengthen the spawn's grace as well as
+// shorten it.
+func (a *Agent) SetWantDown(grace time.Duration) error {
+	want := "down\n"
+	if grace > 0 {
+		want += "grace " + grace.String() + "\n"
 	}
-	return "up"
+	if err := replaceFile(a.Path(WantFile), []byte(want), false); err != nil {
+		return fmt.Errorf("set want of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// Want returns the desired state: "down" only when the first line of the want file says so,
+// else "up".
+func (a *Agent) Want() string {
+	want, _ := a.readWant()
+	return want
+}
+
+// StopGrace returns the grace the last stop asked for in the want file, or 0 when it named
+// none (the spawn's --timeout holds).
+func (a *Agent) StopGrace() time.Duration {
+	_, grace := a.readWant()
+	return grace
+}
+
+func (a *Agent) readWant() (want string, grace time.Duration) {
+	b, err := os.ReadFile(a.Path(WantFile))
+	if err != nil {
+		return "up", 0
+	}
+	first, rest, _ := bytes.Cut(b, []byte{'\n'})
+	if string(bytes.TrimSpace(first)) != "down" {
+		return "up", 0
+	}
+	if v, ok := bytes.CutPrefix(bytes.TrimSpace(rest), []byte("grace ")); ok {
+		if d, err := time.ParseDuration(string(v)); err == nil && d > 0 {
+			grace = d
+		}
+	}
+	return "down", grace
 }
 
 // WritePID records a process identity (the "PID START BOOT" string) in file, atomically.

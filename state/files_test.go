@@ -200,6 +200,28 @@ func TestWant(t *testing.T) {
 	if got := a.Want(); got != "up" {
 		t.Errorf("Want of garbage = %q", got)
 	}
+	// A stop's grace rides on a second line; a plain down, or a grace that does not parse,
+	// leaves the spawn's.
+	if err := a.SetWantDown(90 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if w, g := a.Want(), a.StopGrace(); w != "down" || g != 90*time.Second {
+		t.Errorf("after SetWantDown(90s): want %q, grace %v", w, g)
+	}
+	for content, grace := range map[string]time.Duration{
+		"down\n": 0, "down\ngrace 5s\n": 5 * time.Second, "down\ngrace soon\n": 0,
+		"down\ngrace -5s\n": 0, "up\ngrace 5s\n": 0, "down": 0,
+	} {
+		if err := os.WriteFile(a.Path(WantFile), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if g := a.StopGrace(); g != grace {
+			t.Errorf("StopGrace of %q = %v, want %v", content, g, grace)
+		}
+		if w := a.Want(); w != map[bool]string{true: "down", false: "up"}[content[0] == 'd'] {
+			t.Errorf("Want of %q = %q", content, w)
+		}
+	}
 }
 
 func TestPID(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"agt/config"
 	"agt/state"
 )
 
@@ -84,16 +83,14 @@ func PrintError(w io.Writer, msg string) {
 	}
 }
 
-// grace is the stop grace for a: -t when given (0 kills at once, as docker's does), else the
-// --timeout it was spawned with. targets checks -t is not negative before.
-func grace(c *cli.Context, a *state.Agent) time.Duration {
+// grace is the grace of a stop between SIGTERM and SIGKILL, as spawn.Stop takes it: -t when
+// given (0 kills at once, as docker's does), else -1, each agent's own --timeout. targets
+// checks that -t is not negative.
+func grace(c *cli.Context) time.Duration {
 	if c.IsSet("timeout") {
 		return c.Duration("timeout")
 	}
-	if spec, err := a.ReadSpec(); err == nil {
-		return time.Duration(spec.StopTimeout)
-	}
-	return config.DefaultStopTimeout
+	return -1
 }
 
 // agentsNamed opens the named agents, or every agent when names is empty.

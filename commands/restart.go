@@ -18,7 +18,7 @@ func restartCommand() *cli.Command {
 			"   agt restart fix-auth\n" +
 			"   agt restart --fresh -t 5s fix-auth review",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping (default: the agent's --timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
+			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping (default: the agent's --timeout)"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start a new session instead of resuming"},
 			jsonFlag(),
 			formatFlag("{{.Agent}} {{.PID}}"),
@@ -34,7 +34,7 @@ func restartCommand() *cli.Command {
 			}
 			failed := false
 			for _, a := range agents {
-				spawned, err := spawn.Restart(c.Context, a, grace(c, a), c.Bool("fresh"))
+				spawned, err := spawn.Restart(c.Context, a, grace(c), c.Bool("fresh"))
 				if err != nil {
 					if c.Context.Err() != nil {
 						return err // interrupted: no further restarts

@@ -58,7 +58,7 @@ func runRm(c *cli.Context) error {
 	}
 	failed := false
 	for _, a := range agents {
-		r, err := rmAgent(c.Context, a, c.Bool("workspace"), c.Bool("force"), grace(c, a))
+		r, err := rmAgent(c.Context, a, c.Bool("workspace"), c.Bool("force"), grace(c))
 		if c.Context.Err() != nil {
 			return c.Context.Err() // interrupted: no further removals
 		}
@@ -80,7 +80,7 @@ func runRm(c *cli.Context) error {
 
 // rmAgent removes a's workspace (when asked) and then its record, holding its lock so that no
 // supervisor starts meanwhile. What it removed before an error is in the result.
-func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool, timeout time.Duration) (*rmResult, error) {
+func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool, grace time.Duration) (*rmResult, error) {
 	r := &rmResult{Name: a.Name, Removed: []string{}}
 	st := spawn.Observe(a)
 	if !stream.IsFinal(st.State) {
@@ -91,7 +91,7 @@ func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool, tim
 			}
 			return nil, withHint(fmt.Errorf("%s is %s, not ended", a.Name, st.State), hint)
 		}
-		if _, err := spawn.Stop(ctx, a, timeout); err != nil {
+		if _, err := spawn.Stop(ctx, a, grace); err != nil {
 			return nil, err
 		}
 		r.Stopped = true

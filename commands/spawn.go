@@ -111,7 +111,7 @@ func runSpawn(c *cli.Context) error {
 	if c.Context.Err() != nil {
 		if wait {
 			// Ctrl-C on a CI step: stop the agent, then report the interruption.
-			spawn.Stop(context.Background(), a, time.Duration(opts.StopTimeout))
+			spawn.Stop(context.Background(), a, -1) // the grace it was spawned with
 		}
 		return c.Context.Err() // main exits 130
 	}

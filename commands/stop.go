@@ -23,7 +23,7 @@ func stopCommand() *cli.Command {
 			"   agt stop -t 5s demo other\n" +
 			"   agt stop --all",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL, longer or shorter than the agent's (default: the agent's --timeout)", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
+			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL, longer or shorter than the agent's (default: the agent's --timeout; 0 kills at once)"},
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent"},
 		},
 		Action: func(c *cli.Context) error {
@@ -54,11 +54,10 @@ func stopAll(c *cli.Context, agents []*state.Agent) error {
 			results[i] = result{st: before, already: true}
 			continue
 		}
-		timeout := grace(c, a)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			st, err := spawn.Stop(c.Context, a, timeout)
+			st, err := spawn.Stop(c.Context, a, grace(c))
 			results[i] = result{st: st, err: err}
 		}()
 	}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"agt/config"
 	"agt/pids"
 	"agt/state"
 	"agt/stream"
@@ -38,14 +39,22 @@ func Observe(a *state.Agent) *state.Status {
 }
 
 // Stop stops a's agent and returns its final status once written (R13). It writes want=down
-// before any signal (R6), with timeout as the grace between SIGTERM and SIGKILL, which the
-// supervisor takes instead of the one the agent was spawned with. When it passes, a second
-// SIGTERM tells the supervisor to SIGKILL at once (it also cuts short the grace of a stop
-// already under way). A dead supervisor is not waited for: the agent's tree is reaped from its
-// recorded identities instead (R9).
-func Stop(ctx context.Context, a *state.Agent, timeout time.Duration) (*state.Status, error) {
-	if err := a.SetWantDown(timeout); err != nil {
+// before any signal (R6), and with it grace, the time between SIGTERM and SIGKILL that the
+// supervisor takes instead of the one the agent was spawned with (0 kills at once; a negative
+// grace keeps the agent's own). Once the grace has passed, a second SIGTERM tells the
+// supervisor to SIGKILL at once, should it still wait; it also cuts short the grace of a stop
+// already under way. A dead supervisor is not waited for: the agent's tree is reaped from its
+// recorded identities instead (R9), with a short fixed grace.
+func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Status, error) {
+	if err := a.SetWantDown(grace); err != nil {
 		return nil, err
+	}
+	timeout := grace
+	if timeout < 0 {
+		timeout = config.DefaultStopTimeout
+		if spec, err := a.ReadSpec(); err == nil {
+			timeout = time.Duration(spec.StopTimeout)
+		}
 	}
 	st := Observe(a)
 	if stream.IsFinal(st.State) {

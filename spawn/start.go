@@ -294,10 +294,10 @@ func Alive(d *state.Dir) int {
 	return n
 }
 
-// Restart starts a's agent again from its record: a live one is stopped first (as Stop), a lost
-// one reaped. It resumes the agent's session where its kind can, unless fresh, and returns the
+// Restart starts a's agent again from its record: a live one is stopped first (as Stop, with
+// grace), a lost one reaped. It resumes the agent's session where its kind can, unless fresh, and returns the
 // spawned event of the new run. The restart count and the event sequence carry on.
-func Restart(ctx context.Context, a *state.Agent, timeout time.Duration, fresh bool) ([]byte, error) {
+func Restart(ctx context.Context, a *state.Agent, grace time.Duration, fresh bool) ([]byte, error) {
 	st := Observe(a)
 	switch {
 	case st.State == stream.Lost:
@@ -305,7 +305,7 @@ func Restart(ctx context.Context, a *state.Agent, timeout time.Duration, fresh b
 			return nil, err
 		}
 	case !stream.IsFinal(st.State):
-		if _, err := Stop(ctx, a, timeout); err != nil {
+		if _, err := Stop(ctx, a, grace); err != nil {
 			return nil, err
 		}
 	}

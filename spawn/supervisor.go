@@ -888,12 +888,11 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 			return
 		}
 		stopping = true
-		// The grace agt stop asked for, written with want before its signal; else the spawn's.
+		s.a.SetWant("down") // already so when agt stop asked (R6); not when a plain SIGTERM did
+		// The grace agt stop asked for, written before want; else the one spawn gave.
 		grace := time.Duration(s.spec.StopTimeout)
-		if g := s.a.StopGrace(); g > 0 {
+		if g, ok := s.a.StopGrace(); ok {
 			grace = g
-		} else {
-			s.a.SetWant("down") // a stop no agt stop asked for: the run directory was removed
 		}
 		s.mu.Lock()
 		s.setStateLocked(stream.Stopping, reason, time.Now())

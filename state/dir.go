@@ -44,6 +44,7 @@ const (
 	SpecFile          = "spec.json"
 	StatusFile        = "status.json"
 	WantFile          = "want"
+	StopTimeoutFile   = "stop_timeout" // the grace a pending stop asked for, written before want
 	SupervisorPIDFile = "supervisor.pid"
 	AgentPIDFile      = "agent.pid"
 	LockFile          = "supervisor.lock"

@@ -3,7 +3,9 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -266,10 +268,15 @@ func (a *Agent) ReadStatus() (*Status, error) {
 	return &s, nil
 }
 
-// SetWant records the desired state, "up" or "down", atomically.
+// SetWant writes the desired state, up or down. Up also forgets the grace of the last stop.
 func (a *Agent) SetWant(want string) error {
 	if want != "up" && want != "down" {
 		return fmt.Errorf("set want of %s: %q is neither up nor down", a.Name, want)
+	}
+	if want == "up" {
+		if err := os.Remove(a.Path(StopTimeoutFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("set want of %s: %w", a.Name, err)
+		}
 	}
 	// Not fsynced: want orders a stop against live supervisors; after a reboot none is left.
 	if err := replaceFile(a.Path(WantFile), []byte(want+"\n"), false); err != nil {
@@ -278,50 +285,46 @@ func (a *Agent) SetWant(want string) error {
 	return nil
 }
 
-// SetWantDown writes want = down, with the grace the stop asks for between SIGTERM and
-// SIGKILL on a second line ("grace 1m0s") when grace is above 0. The supervisor reads it when
-// the stop's signal comes, so that agt stop -t can lengthen the spawn's grace as well as
-// shorten it.
+// SetWantDown is SetWant("down") for a stop that asks for its own grace between SIGTERM and
+// SIGKILL: grace 0 kills at once; a negative grace keeps the one the agent was spawned with.
+// The grace goes to stop_timeout first, so that a supervisor that sees want = down finds it.
 func (a *Agent) SetWantDown(grace time.Duration) error {
-	want := "down\n"
-	if grace > 0 {
-		want += "grace " + grace.String() + "\n"
+	var err error
+	if grace >= 0 {
+		err = replaceFile(a.Path(StopTimeoutFile), []byte(grace.String()+"\n"), false)
+	} else if err = os.Remove(a.Path(StopTimeoutFile)); errors.Is(err, fs.ErrNotExist) {
+		err = nil
 	}
-	if err := replaceFile(a.Path(WantFile), []byte(want), false); err != nil {
-		return fmt.Errorf("set want of %s: %w", a.Name, err)
-	}
-	return nil
-}
-
-// Want returns the desired state: "down" only when the first line of the want file says so,
-// else "up".
-func (a *Agent) Want() string {
-	want, _ := a.readWant()
-	return want
-}
-
-// StopGrace returns the grace the last stop asked for in the want file, or 0 when it named
-// none (the spawn's --timeout holds).
-func (a *Agent) StopGrace() time.Duration {
-	_, grace := a.readWant()
-	return grace
-}
-
-func (a *Agent) readWant() (want string, grace time.Duration) {
-	b, err := os.ReadFile(a.Path(WantFile))
 	if err != nil {
-		return "up", 0
+		return fmt.Errorf("set the stop grace of %s: %w", a.Name, err)
 	}
-	first, rest, _ := bytes.Cut(b, []byte{'\n'})
-	if string(bytes.TrimSpace(first)) != "down" {
-		return "up", 0
+	return a.SetWant("down")
+}
+
+// Want returns the desired state: "down" only when the want file says so, else "up".
+func (a *Agent) Want() string {
+	b, err := os.ReadFile(a.Path(WantFile))
+	if err == nil && string(bytes.TrimSpace(b)) == "down" {
+		return "down"
 	}
-	if v, ok := bytes.CutPrefix(bytes.TrimSpace(rest), []byte("grace ")); ok {
-		if d, err := time.ParseDuration(string(v)); err == nil && d > 0 {
-			grace = d
-		}
+	return "up"
+}
+
+// StopGrace returns the grace the pending stop asked for, and false when it asked for none
+// (the agent's own holds): stop_timeout, read only while want is down.
+func (a *Agent) StopGrace() (time.Duration, bool) {
+	if a.Want() != "down" {
+		return 0, false
 	}
-	return "down", grace
+	b, err := os.ReadFile(a.Path(StopTimeoutFile))
+	if err != nil {
+		return 0, false
+	}
+	d, err := time.ParseDuration(string(bytes.TrimSpace(b)))
+	if err != nil || d < 0 {
+		return 0, false
+	}
+	return d, true
 }
 
 // WritePID records a process identity (the "PID START BOOT" string) in file, atomically.

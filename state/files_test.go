@@ -200,27 +200,37 @@ func TestWant(t *testing.T) {
 	if got := a.Want(); got != "up" {
 		t.Errorf("Want of garbage = %q", got)
 	}
-	// A stop's grace rides on a second line; a plain down, or a grace that does not parse,
-	// leaves the spawn's.
-	if err := a.SetWantDown(90 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if w, g := a.Want(), a.StopGrace(); w != "down" || g != 90*time.Second {
-		t.Errorf("after SetWantDown(90s): want %q, grace %v", w, g)
-	}
-	for content, grace := range map[string]time.Duration{
-		"down\n": 0, "down\ngrace 5s\n": 5 * time.Second, "down\ngrace soon\n": 0,
-		"down\ngrace -5s\n": 0, "up\ngrace 5s\n": 0, "down": 0,
-	} {
-		if err := os.WriteFile(a.Path(WantFile), []byte(content), 0o600); err != nil {
+	// A stop's grace goes to stop_timeout before want; it counts only while want is down, and
+	// want = up forgets it.
+	for _, tc := range []struct {
+		grace time.Duration
+		want  time.Duration
+		ok    bool
+	}{{90 * time.Second, 90 * time.Second, true}, {0, 0, true}, {-1, 0, false}} {
+		if err := a.SetWantDown(tc.grace); err != nil {
 			t.Fatal(err)
 		}
-		if g := a.StopGrace(); g != grace {
-			t.Errorf("StopGrace of %q = %v, want %v", content, g, grace)
+		if g, ok := a.StopGrace(); a.Want() != "down" || g != tc.want || ok != tc.ok {
+			t.Errorf("after SetWantDown(%v): want %q, grace %v %v", tc.grace, a.Want(), g, ok)
 		}
-		if w := a.Want(); w != map[bool]string{true: "down", false: "up"}[content[0] == 'd'] {
-			t.Errorf("Want of %q = %q", content, w)
-		}
+	}
+	if err := a.SetWantDown(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetWant("up"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(a.Path(StopTimeoutFile)); !os.IsNotExist(err) {
+		t.Errorf("want = up left %s: %v", StopTimeoutFile, err)
+	}
+	if err := os.WriteFile(a.Path(StopTimeoutFile), []byte("soon\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetWant("down"); err != nil {
+		t.Fatal(err)
+	}
+	if g, ok := a.StopGrace(); ok {
+		t.Errorf("a grace that does not parse read as %v", g)
 	}
 }
 

@@ -367,11 +367,11 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		s.status.Restarts, s.status.History = old.Restarts, old.History
 		s.status.Turns, s.status.CostUSD, s.status.Usage = old.Turns, old.CostUSD, old.Usage
 		if old.SessionID != "" {
-			s.status.SessionID, s.status.SessionUsage = old.SessionID, old.SessionUsage
+			s.status.SessionID, s.status.SessionTotal = old.SessionID, old.SessionTotal
 			if r, ok := s.dec.(stream.SessionResumer); ok {
 				// Codex reports the thread's usage so far: without where it stood, the first
 				// resumed turn would count the whole thread again.
-				r.ResumeSession(old.SessionID, stream.Usage(old.SessionUsage))
+				r.ResumeSession(old.SessionID, stream.Usage(old.SessionTotal))
 			}
 		}
 		if old.Model != "" {
@@ -765,7 +765,7 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 	switch ev.Type {
 	case stream.TypeSession:
 		if ev.SessionID != s.status.SessionID {
-			s.status.SessionUsage = state.Usage{}
+			s.status.SessionTotal = state.Usage{}
 		}
 		s.status.SessionID = ev.SessionID
 		if ev.Model != "" {
@@ -783,7 +783,11 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 		if ev.Usage != nil {
 			// state.Usage is stream.Usage's twin (state does not import stream).
 			(*stream.Usage)(&s.status.Usage).Add(*ev.Usage)
-			(*stream.Usage)(&s.status.SessionUsage).Add(*ev.Usage)
+		}
+		if r, ok := s.dec.(stream.SessionResumer); ok {
+			if total, ok := r.SessionTotal(s.status.SessionID); ok {
+				s.status.SessionTotal = state.Usage(total)
+			}
 		}
 	}
 	next := s.machine.Event(s.snap, ev, now)

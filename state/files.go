@@ -84,10 +84,10 @@ type Status struct {
 	Turns         int       `json:"turns,omitempty"`
 	CostUSD       *float64  `json:"cost_usd,omitempty"`
 	Usage         Usage     `json:"usage"`
-	// SessionUsage is the part of Usage reported in session SessionID: where the agent's own
-	// running totals for it stand, for a decoder of cumulative figures (Codex) in the next
-	// supervisor, after agt restart.
-	SessionUsage Usage  `json:"session_usage"`
+	// SessionTotal is the running total of session SessionID as the agent last reported it,
+	// for agents that report usage that way (Codex): the next supervisor, after agt restart,
+	// counts a resumed turn from there.
+	SessionTotal Usage  `json:"session_total"`
 	LastSeq      int64  `json:"last_seq"`
 	Dropped      int64  `json:"dropped,omitempty"`
 	Dir          string `json:"dir"`

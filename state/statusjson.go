@@ -120,8 +120,8 @@ func decodeStatus(b []byte, s *Status) error {
 			s.CostUSD, e = jsonFloatPtr(v)
 		case "usage":
 			e = decodeUsage(v, &s.Usage)
-		case "session_usage":
-			e = decodeUsage(v, &s.SessionUsage)
+		case "session_total":
+			e = decodeUsage(v, &s.SessionTotal)
 		case "last_seq":
 			s.LastSeq, e = jsonInt64(v)
 		case "dropped":

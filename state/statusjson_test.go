@@ -18,7 +18,7 @@ func fullStatus() *Status {
 		PID:     4242, SupervisorPID: 4241, Instance: "00ff", Restarts: 5, ExitCode: &code, Signal: "SIGKILL",
 		SessionID: "0f1e2d3c-aaaa-bbbb-cccc-000000000000", Model: "m-1", Turns: 7, CostUSD: &cost,
 		Usage:        Usage{InputTokens: 1 << 40, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4},
-		SessionUsage: Usage{InputTokens: 5, OutputTokens: 6, CacheReadTokens: 7, CacheWriteTokens: 8},
+		SessionTotal: Usage{InputTokens: 5, OutputTokens: 6, CacheReadTokens: 7, CacheWriteTokens: 8},
 		LastSeq:      1<<53 + 1, Dropped: 9, Dir: "/w/ü ñ",
 		Workspace: json.RawMessage(`{"type":"git","path":"/w/x","branch":"agt/x"}`),
 		History: []Exit{

@@ -228,12 +228,18 @@ func (d *codexDecoder) turnCompleted(dst []Event, usage gjson.Result) []Event {
 	return append(dst, Event{Type: TypeResult, OK: true, Text: d.text, Usage: &turn})
 }
 
+// SessionTotal implements SessionResumer.
+func (d *codexDecoder) SessionTotal(id string) (Usage, bool) {
+	u, ok := d.totals[id]
+	return u, ok
+}
+
 // ResumeSession implements SessionResumer.
-func (d *codexDecoder) ResumeSession(id string, used Usage) {
+func (d *codexDecoder) ResumeSession(id string, total Usage) {
 	if d.totals == nil {
 		d.totals = make(map[string]Usage)
 	}
-	d.totals[id] = used
+	d.totals[id] = total
 }
 
 // End implements Decoder.

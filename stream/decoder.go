@@ -16,10 +16,12 @@ type Decoder interface {
 }
 
 // SessionResumer is a Decoder of running totals for a session (Codex's usage is cumulative for
-// the thread), which reports each turn as the difference from the last. Told where a session's
-// totals stood when an earlier decoder left off, it reports only what the resumed session adds.
+// the thread), which reports each turn as the difference from the last total. SessionTotal is
+// the last total the agent reported for session id; told where a session's total stood when an
+// earlier decoder left off, a new one reports only what the resumed session adds.
 type SessionResumer interface {
-	ResumeSession(id string, used Usage)
+	SessionTotal(id string) (Usage, bool)
+	ResumeSession(id string, total Usage)
 }
 
 // Exit says how the agent's process ended.

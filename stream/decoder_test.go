@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -321,8 +322,13 @@ func TestCodexUsagePerTurnAcrossResume(t *testing.T) {
 	if want := (Usage{InputTokens: 3000, OutputTokens: 240, CacheReadTokens: 1000}); firstUsage != want {
 		t.Fatalf("first turn: usage %+v, want %+v", firstUsage, want)
 	}
+	thread := "01a20235-4256-7221-ade3-1d897224f571"
+	total, ok := d.(SessionResumer).SessionTotal(thread)
+	if !ok || total != firstUsage {
+		t.Fatalf("SessionTotal after the first turn = %+v, %v; want %+v", total, ok, firstUsage)
+	}
 	resumed := NewCodex()
-	resumed.(SessionResumer).ResumeSession("01a20235-4256-7221-ade3-1d897224f571", firstUsage)
+	resumed.(SessionResumer).ResumeSession(thread, total)
 	fresh := NewCodex()
 	want := Usage{InputTokens: 1500, OutputTokens: 120, CacheReadTokens: 500}
 	for _, tc := range []struct {
@@ -418,3 +424,29 @@ func FuzzClaude(f *testing.F)   { fuzzDecoder(f, "claude", NewClaude) }
 func FuzzCodex(f *testing.F)    { fuzzDecoder(f, "codex", NewCodex) }
 func FuzzOpencode(f *testing.F) { fuzzDecoder(f, "opencode", NewOpencode) }
 func FuzzGemini(f *testing.F)   { fuzzDecoder(f, "gemini", NewGemini) }
+
+// TestCodexSessionTotalAfterStartOver: a decoder told the thread's running total as the last
+// one left it (SessionTotal, not the sum of the turns it reported) counts the next turn as that
+// one would have, also after the total started over.
+func TestCodexSessionTotalAfterStartOver(t *testing.T) {
+	turn := func(in, cached, out int) []byte {
+		return []byte(fmt.Sprintf(`{"type":"turn.completed","usage":{"input_tokens":%d,"cached_input_tokens":%d,"output_tokens":%d}}`, in, cached, out))
+	}
+	start := []byte(`{"type":"thread.started","thread_id":"T"}`)
+	first := NewCodex()
+	first.Decode(nil, start)
+	first.Decode(nil, turn(3000, 1000, 240))
+	first.Decode(nil, turn(600, 100, 50)) // below the last total: it started over
+	total, ok := first.(SessionResumer).SessionTotal("T")
+	if !ok {
+		t.Fatal("no total for thread T")
+	}
+	next := NewCodex()
+	next.(SessionResumer).ResumeSession("T", total)
+	next.Decode(nil, start)
+	want := first.Decode(nil, turn(1000, 300, 90))
+	got := next.Decode(nil, turn(1000, 300, 90))
+	if !bytes.Equal(serialize(got), serialize(want)) {
+		t.Errorf("resumed decoder: %s; the one that saw it all: %s", serialize(got), serialize(want))
+	}
+}

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"io"
 	"os"
 
@@ -19,32 +18,47 @@ func lastStateEvent(a *state.Agent) []byte {
 		return nil
 	}
 	defer f.Close()
-	end, err := f.Seek(0, io.SeekEnd)
+	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return nil
 	}
 	const block, limit = 64 << 10, 8 << 20
-	var cut []byte // the line the last block began inside of: its end
-	for off := end; off > 0 && end-off < limit; {
+	// Each block is scanned once, backwards, for line ends. A line that lies in the block is
+	// looked at there; one that began in an earlier block is read whole once its start is
+	// found, so a line of megabytes costs one more read, not one copy per block.
+	lineEnd := size // where the line being looked for ends (its '\n' excluded)
+	buf := make([]byte, block)
+	var line []byte
+	for off := size; off > 0 && size-off < limit; {
 		n := min(off, block)
 		off -= n
-		chunk := make([]byte, n, int(n)+len(cut))
-		if _, err := f.ReadAt(chunk, off); err != nil {
+		b := buf[:n]
+		if _, err := f.ReadAt(b, off); err != nil {
 			return nil
 		}
-		chunk = append(chunk, cut...)
-		// Each block is split once: its first line may be cut short (unless off is 0), and
-		// is kept to be completed by the next block; the others are whole.
-		lines := bytes.Split(bytes.TrimRight(chunk, "\n"), []byte{'\n'})
-		first := 0
-		if off > 0 {
-			cut, first = lines[0], 1
-		}
-		for i := len(lines) - 1; i >= first; i-- {
-			l := lines[i]
-			if gjson.GetBytes(l, "type").String() == "state" && gjson.ValidBytes(l) {
-				return append([]byte(nil), l...)
+		for i := len(b) - 1; i >= -1; i-- {
+			if i >= 0 && b[i] != '\n' {
+				continue
 			}
+			if i < 0 && off > 0 {
+				break // the line goes on in the block before
+			}
+			start := off + int64(i) + 1
+			switch {
+			case start == lineEnd:
+				line = nil
+			case lineEnd <= off+n:
+				line = b[i+1 : lineEnd-off]
+			default:
+				line = make([]byte, lineEnd-start)
+				if _, err := f.ReadAt(line, start); err != nil {
+					return nil
+				}
+			}
+			if gjson.GetBytes(line, "type").String() == "state" && gjson.ValidBytes(line) {
+				return append([]byte(nil), line...)
+			}
+			lineEnd = start - 1
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"agt/state"
@@ -37,6 +38,7 @@ func TestLastStateEvent(t *testing.T) {
 		{"last line", []byte(`{"type":"state","to":"running"}` + "\n" + stateLine + "\n"), stateLine},
 		{"torn tail after it", []byte(stateLine + "\n" + `{"v":1,"type":"out`), stateLine},
 		{"blocks back", append([]byte(stateLine+"\n"), output(300<<10)...), stateLine},
+		{"a line of megabytes after it", []byte(stateLine + "\n" + `{"v":1,"type":"output","line":"` + strings.Repeat("x", 6<<20) + "\"}\n"), stateLine},
 		{"none", output(200 << 10), ""},
 		{"past the limit", append([]byte(stateLine+"\n"), output(9<<20)...), ""},
 		{"empty", nil, ""},
@@ -62,9 +64,10 @@ func TestLastStateEvent(t *testing.T) {
 	}
 }
 
-// BenchmarkLastStateEventNone: the worst case, a log without a state event in its last 8 MiB
-// (a supervisor killed while its agent flooded output), read back to the limit.
-func BenchmarkLastStateEventNone(b *testing.B) {
+// BenchmarkLastStateEvent: the worst cases, read back to the 8 MiB limit: a log without a state
+// event in it (a supervisor killed while its agent flooded output), in short lines and in one
+// line of 8 MiB.
+func BenchmarkLastStateEvent(b *testing.B) {
 	d, err := state.Open(filepath.Join(b.TempDir(), "run"))
 	if err != nil {
 		b.Fatal(err)
@@ -73,14 +76,21 @@ func BenchmarkLastStateEventNone(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	line := []byte(`{"v":1,"agent":"a","seq":1,"type":"output","text":"` + string(bytes.Repeat([]byte{'x'}, 100)) + `"}` + "\n")
-	if err := os.WriteFile(a.Path(state.EventsFile), bytes.Repeat(line, 9<<20/len(line)), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(8 << 20)
-	for b.Loop() {
-		if lastStateEvent(a) != nil {
-			b.Fatal("found a state event")
+	short := []byte(`{"v":1,"agent":"a","seq":1,"type":"output","text":"` + strings.Repeat("x", 100) + `"}` + "\n")
+	for name, log := range map[string][]byte{
+		"short lines": bytes.Repeat(short, 9<<20/len(short)),
+		"one line":    []byte(`{"v":1,"agent":"a","seq":1,"type":"output","text":"` + strings.Repeat("x", 9<<20) + `"}` + "\n"),
+	} {
+		if err := os.WriteFile(a.Path(state.EventsFile), log, 0o600); err != nil {
+			b.Fatal(err)
 		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(8 << 20)
+			for b.Loop() {
+				if lastStateEvent(a) != nil {
+					b.Fatal("found a state event")
+				}
+			}
+		})
 	}
 }

@@ -496,7 +496,8 @@ func cmdTTY(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // scriptCommand is PROG ARGS... as exec runs it in the script: found on the script's PATH, in
-// $WORK, with the script's values of the variables agt and the harness read.
+// $WORK, with the script's values of the variables agt and the harness read, and none of the
+// AGT_ settings of the environment the tests run in.
 func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
 	path, err := exec.LookPath(args[0])
 	if err != nil {
@@ -512,10 +513,17 @@ func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Args[0] = args[0]
 	cmd.Dir = ts.Getenv("WORK")
-	cmd.Env = os.Environ()
+	// The test's own environment, without the agt settings of whoever runs the tests.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGT_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
 		"AGT_RUN_DIR", "AGT_RESTART", "AGT_JSON", "AGT_FORMAT", "AGT_AGENT", "AGT_MODEL", "AGT_WORKSPACE_MODE"} {
-		cmd.Env = append(cmd.Env, k+"="+ts.Getenv(k))
+		if v := ts.Getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
 	}
 	return cmd
 }

@@ -46,15 +46,17 @@ func Observe(a *state.Agent) *state.Status {
 // already under way. A dead supervisor is not waited for: the agent's tree is reaped from its
 // recorded identities instead (R9), with a short fixed grace.
 func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Status, error) {
-	if err := a.SetWantDown(grace); err != nil {
-		return nil, err
-	}
 	timeout := grace
-	if timeout < 0 {
+	if grace < 0 {
 		timeout = config.DefaultStopTimeout
 		if spec, err := a.ReadSpec(); err == nil {
-			timeout = time.Duration(spec.StopTimeout)
+			// Asked for in so many words, so that the supervisor tells this stop's signal from
+			// a plain second SIGTERM, which would cut the grace of another stop racing this one.
+			timeout, grace = time.Duration(spec.StopTimeout), time.Duration(spec.StopTimeout)
 		}
+	}
+	if err := a.SetWantDown(grace); err != nil {
+		return nil, err
 	}
 	st := Observe(a)
 	if stream.IsFinal(st.State) {
@@ -78,8 +80,8 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 	if err != nil {
 		return nil, fmt.Errorf("read supervisor pid of %s: %w", a.Name, err)
 	}
-	// A stop already under way is waited for, not repeated: a second SIGTERM would cut its
-	// grace short.
+	// A stop already under way is waited for, not repeated: its grace holds unless this one
+	// asks for less, which the wait below enforces.
 	if st.State != stream.Stopping {
 		if err := pids.Signal(sup, syscall.SIGTERM); err != nil && !errors.Is(err, pids.ErrGone) {
 			return nil, fmt.Errorf("signal supervisor of %s: %w", a.Name, err)
@@ -94,7 +96,9 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		// The grace is over: a second SIGTERM makes the supervisor SIGKILL the tree now.
+		// The grace is over: a second SIGTERM, with a grace of 0, makes the supervisor SIGKILL
+		// the tree now.
+		a.SetWantDown(0)
 		pids.Signal(sup, syscall.SIGTERM)
 		if err := wait(10 * time.Second); err != nil {
 			if ctx.Err() != nil {

@@ -128,8 +128,8 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	}
 	// Nothing to mark close-on-exec here: the spawn did so before starting us, and passes only
 	// 0-4, of which commands marks 3 and 4.
-	// The supervisor owns its signals: SIGTERM stops the agent, a second one cuts the grace
-	// short. SIGHUP and SIGINT (a closing terminal) are not ours to act on. They are caught
+	// The supervisor owns its signals: SIGTERM stops the agent, a later one can bring the kill
+	// forward (stopDeadline). SIGHUP and SIGINT (a closing terminal) are not ours to act on. They are caught
 	// before the lock is taken, so a stop that sees the lock held is never lost: it is the
 	// one way a stop reaches us. The ones set aside are caught into a channel nobody reads,
 	// not ignored: an ignored signal stays ignored across exec, in the agent and all it runs.
@@ -855,6 +855,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 	var (
 		graceEnd  <-chan time.Time
 		graceAt   time.Time
+		grace     *time.Timer
 		due       = time.NewTimer(time.Hour)
 		flush     = time.NewTimer(time.Hour)
 		flushArmd bool
@@ -886,24 +887,22 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 	arm()
 	stop := func(reason string) {
 		if stopping {
-			// A second request cuts the grace short.
-			graceAt = time.Now()
-			s.tree().Signal(syscall.SIGKILL)
+			// Another request can bring the kill forward, never put it off.
+			if at := s.stopDeadline(time.Now(), false); at.Before(graceAt) {
+				graceAt = at
+				grace.Reset(time.Until(at))
+			}
 			return
 		}
 		stopping = true
 		s.a.SetWant("down") // already so when agt stop asked (R6); not when a plain SIGTERM did
-		// The grace agt stop asked for, written before want; else the one spawn gave.
-		grace := time.Duration(s.spec.StopTimeout)
-		if g, ok := s.a.StopGrace(); ok {
-			grace = g
-		}
+		graceAt = s.stopDeadline(time.Now(), true)
 		s.mu.Lock()
 		s.setStateLocked(stream.Stopping, reason, time.Now())
 		s.mu.Unlock()
 		s.tree().Signal(syscall.SIGTERM)
-		graceAt = time.Now().Add(grace)
-		graceEnd = time.NewTimer(time.Until(graceAt)).C
+		grace = time.NewTimer(time.Until(graceAt))
+		graceEnd = grace.C
 	}
 	removed := func() {
 		fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed; stopping the agent\n", s.spec.Name, s.a.Dir)
@@ -992,6 +991,21 @@ func (s *supervisor) reap() *stream.Exit {
 	}
 }
 
+// stopDeadline is when a stop request that came at now wants the agent killed: after the
+// grace agt stop asked for (stop_timeout), else, for the first request, after the grace the
+// agent was spawned with; a later request that asks for none (a plain second SIGTERM) wants
+// it at once. Two stops that race both signal: the second one asks for a grace too, and so
+// does not cut the first one's short.
+func (s *supervisor) stopDeadline(now time.Time, first bool) time.Time {
+	if g, ok := s.a.StopGrace(); ok {
+		return now.Add(g)
+	}
+	if first {
+		return now.Add(time.Duration(s.spec.StopTimeout))
+	}
+	return now
+}
+
 // sweep signals what is left of the agent's tree until nothing is: SIGTERM first, SIGKILL once
 // the deadline passes (or the stop grace ends), reaping adopted children as they exit.
 func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline time.Time, stopAsked bool) bool {
@@ -1023,9 +1037,9 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 		}
 		select {
 		case <-sigs.term:
-			// A stop now ends the agent for good; a second one cuts the grace short.
-			if stopAsked {
-				deadline = time.Now()
+			// A stop now ends the agent for good; a later one can bring the kill forward.
+			if at := s.stopDeadline(time.Now(), false); stopAsked && at.Before(deadline) {
+				deadline = at
 			}
 			stopAsked = true
 		case <-sigs.chld:

@@ -18,7 +18,7 @@ func restartCommand() *cli.Command {
 			"   agt restart fix-auth\n" +
 			"   agt restart --fresh -t 5s fix-auth review",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping (default: the agent's --timeout)"},
+			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping; 0 kills at once", DefaultText: "the agent's --timeout"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start a new session instead of resuming"},
 			jsonFlag(),
 			formatFlag("{{.Agent}} {{.PID}}"),

@@ -23,7 +23,7 @@ func stopCommand() *cli.Command {
 			"   agt stop -t 5s demo other\n" +
 			"   agt stop --all",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL, longer or shorter than the agent's (default: the agent's --timeout; 0 kills at once)"},
+			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL, longer or shorter than the agent's; 0 kills at once", DefaultText: "the agent's --timeout"},
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent"},
 		},
 		Action: func(c *cli.Context) error {

@@ -32,7 +32,7 @@ func tailCommand() *cli.Command {
 			"   agt tail --format '{{.Agent}} {{.Type}} {{.Line}}' demo",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print new events as they come, until every agent has ended"},
-			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events (0: all)"},
+			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events (0: all)", DefaultText: "all"},
 			&cli.StringFlag{Name: "since", Usage: "only events newer than a `DURATION` ago or an RFC 3339 TIME"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only events of these `TYPE`s (comma-separated, repeatable)"},
 			formatFlag("{{.Agent}} {{.Type}}"),

@@ -97,9 +97,12 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 			return nil, ctx.Err()
 		}
 		// The grace is over: a second SIGTERM, with a grace of 0, makes the supervisor SIGKILL
-		// the tree now.
-		a.SetWantDown(0)
-		pids.Signal(sup, syscall.SIGTERM)
+		// the tree now. want is down already, unless a restart came in between: then this
+		// stop is over, and nothing of the new run is touched.
+		if a.Want() == "down" {
+			a.SetStopGrace(0)
+			pids.Signal(sup, syscall.SIGTERM)
+		}
 		if err := wait(10 * time.Second); err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

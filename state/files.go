@@ -289,6 +289,15 @@ func (a *Agent) SetWant(want string) error {
 // SIGKILL: grace 0 kills at once; a negative grace keeps the one the agent was spawned with.
 // The grace goes to stop_timeout first, so that a supervisor that sees want = down finds it.
 func (a *Agent) SetWantDown(grace time.Duration) error {
+	if err := a.SetStopGrace(grace); err != nil {
+		return err
+	}
+	return a.SetWant("down")
+}
+
+// SetStopGrace writes the grace a stop asks for to stop_timeout, or removes it when grace is
+// negative.
+func (a *Agent) SetStopGrace(grace time.Duration) error {
 	var err error
 	if grace >= 0 {
 		err = replaceFile(a.Path(StopTimeoutFile), []byte(grace.String()+"\n"), false)
@@ -298,7 +307,7 @@ func (a *Agent) SetWantDown(grace time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("set the stop grace of %s: %w", a.Name, err)
 	}
-	return a.SetWant("down")
+	return nil
 }
 
 // Want returns the desired state: "down" only when the want file says so, else "up".

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -513,14 +514,17 @@ func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Args[0] = args[0]
 	cmd.Dir = ts.Getenv("WORK")
-	// The test's own environment, without the agt settings of whoever runs the tests.
+	// The test's own environment, without the agt settings of whoever runs the tests and
+	// without what the script sets (or blanks).
+	script := []string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
+		"AGT_RUN_DIR", "AGT_RESTART", "AGT_JSON", "AGT_FORMAT", "AGT_AGENT", "AGT_MODEL", "AGT_WORKSPACE_MODE"}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGT_") {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "AGT_") && !slices.Contains(script, k) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	for _, k := range []string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
-		"AGT_RUN_DIR", "AGT_RESTART", "AGT_JSON", "AGT_FORMAT", "AGT_AGENT", "AGT_MODEL", "AGT_WORKSPACE_MODE"} {
+	for _, k := range script {
 		if v := ts.Getenv(k); v != "" {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

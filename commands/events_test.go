@@ -66,7 +66,7 @@ func TestLastStateEvent(t *testing.T) {
 
 // BenchmarkLastStateEvent: the worst cases, read back to the 8 MiB limit: a log without a state
 // event in it (a supervisor killed while its agent flooded output), in short lines and in one
-// line of 8 MiB.
+// line of 9 MiB.
 func BenchmarkLastStateEvent(b *testing.B) {
 	d, err := state.Open(filepath.Join(b.TempDir(), "run"))
 	if err != nil {

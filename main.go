@@ -17,7 +17,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -36,47 +35,20 @@ func main() {
 			os.Exit(exitCode(context.Background(), err))
 		}
 	}
-	ctx := newSignalContext()
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := commands.New(buildVersion()).RunContext(ctx, os.Args)
 	os.Exit(exitCode(ctx, err))
-}
-
-// signalContext is canceled by SIGINT or SIGTERM, as signal.NotifyContext's is, but it starts
-// catching them only when Done is first called. A command that never waits on its context
-// (ps, in a shell prompt) so skips the signal watcher, whose set-up costs about a millisecond
-// of a 10 ms run; one that waits asks for Done before it starts waiting.
-type signalContext struct {
-	context.Context
-	cancel context.CancelFunc
-	once   sync.Once
-}
-
-func newSignalContext() *signalContext {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &signalContext{Context: ctx, cancel: cancel}
-}
-
-func (c *signalContext) Done() <-chan struct{} {
-	c.once.Do(func() {
-		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		go func() {
-			<-sigs
-			c.cancel()
-		}()
-	})
-	return c.Context.Done()
 }
 
 // exitCode maps the app's error to an exit status, printing it once with the agt: prefix.
 // Lines after the first (hints) are prefixed too. A command cut short by SIGINT or SIGTERM
 // exits 130, as a shell's would, and says nothing: the interruption was the user's.
 func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return 0 // done, whatever came late: a spawn that started its agent says so
+	}
 	if ctx.Err() != nil {
 		return 130
-	}
-	if err == nil {
-		return 0
 	}
 	code := 1
 	var coder cli.ExitCoder

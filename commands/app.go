@@ -44,22 +44,8 @@ func New(version string) *cli.App {
 	}
 	for _, cmd := range app.Commands {
 		cmd.OnUsageError = usageError
-		if !neverWaits[cmd.Name] {
-			cmd.Before = catchSignals
-		}
 	}
 	return app
-}
-
-// neverWaits names the commands that never wait on their context: they run without catching
-// SIGINT and SIGTERM (the supervisor handles its own). The context main passes starts catching
-// them when its Done is first called; every other command asks for it before anything else, so
-// that a Ctrl-C is seen, not fatal, from its first step.
-var neverWaits = map[string]bool{"ps": true, "agents": true, "supervise": true}
-
-func catchSignals(c *cli.Context) error {
-	c.Context.Done()
-	return nil
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {

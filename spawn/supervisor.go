@@ -561,7 +561,8 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: shown, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
 	spawned = s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
-	s.setStateLocked(stream.Starting, "", now) // writes the status
+	s.setStateLocked(stream.Starting, "", now)
+	s.writeStatusLocked() // the new run's pid, even if it was starting already
 	return spawned, outR, errR, nil
 }
 
@@ -790,12 +791,13 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 			}
 		}
 	}
-	next := s.machine.Event(s.snap, ev, now)
-	s.moveLocked(next, now)
+	if s.moveLocked(s.machine.Event(s.snap, ev, now), now) {
+		s.writeStatusLocked()
+	}
 }
 
-// moveLocked records a new snapshot, emitting a state event and writing the status when the
-// state changed, which it reports.
+// moveLocked records a new snapshot, emitting a state event when the state changed, which it
+// reports. Writing the status is the caller's, once it has recorded all that goes with the move.
 func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) bool {
 	prev := s.snap
 	s.snap = next
@@ -806,7 +808,6 @@ func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) bool {
 	s.appendLocked(&ev, now)
 	s.flushLocked()
 	s.status.State, s.status.Reason, s.status.Since = next.State, next.Reason, next.Since
-	s.writeStatusLocked()
 	s.kickLocked()
 	return true
 }
@@ -819,10 +820,10 @@ func (s *supervisor) kickLocked() {
 	}
 }
 
-func (s *supervisor) setStateLocked(state, reason string, now time.Time) bool {
+func (s *supervisor) setStateLocked(state, reason string, now time.Time) {
 	next := s.snap
 	next.State, next.Reason, next.Since = state, reason, now
-	return s.moveLocked(next, now)
+	s.moveLocked(next, now)
 }
 
 func (s *supervisor) writeStatusLocked() {
@@ -899,6 +900,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 		graceAt = s.stopDeadline(time.Now(), true)
 		s.mu.Lock()
 		s.setStateLocked(stream.Stopping, reason, time.Now())
+		s.writeStatusLocked()
 		s.mu.Unlock()
 		s.tree().Signal(syscall.SIGTERM)
 		grace = time.NewTimer(time.Until(graceAt))
@@ -925,7 +927,9 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 			removed()
 		case <-due.C:
 			s.mu.Lock()
-			s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now())
+			if s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now()) {
+				s.writeStatusLocked()
+			}
 			s.mu.Unlock()
 			arm()
 		case <-s.kick:
@@ -1077,9 +1081,8 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 	if exit != nil {
 		s.recordExitLocked(exit, now)
 	}
-	if !s.setStateLocked(state, reason, now) {
-		s.writeStatusLocked() // the same state: the exit still has to reach the status
-	}
+	s.setStateLocked(state, reason, now)
+	s.writeStatusLocked()
 }
 
 // recordExitLocked writes the exit event and keeps the exit in the status and its history.

@@ -72,18 +72,18 @@ func names(c *cli.Context) ([]string, error) {
 }
 
 // flagsAfterName returns a usage error showing the right order when args (what follows name,
-// or all the arguments when name is "") hold one of the command's flags. Other words that
-// start with "-" are left alone: they are a command's own arguments (agt spawn x sh -c …), or
-// names that the name check then refuses.
+// or all the arguments when name is "") hold a flag. For spawn (name set), only the words
+// before the command count: from its first word on, they are the command's own (agt spawn x
+// tail -f log).
 func flagsAfterName(c *cli.Context, name string, args []string) error {
 	var flags, rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" {
+		if a == "--" || (name != "" && (!strings.HasPrefix(a, "-") || a == "-")) {
 			rest = append(rest, args[i:]...)
 			break
 		}
-		if !strings.HasPrefix(a, "-") || a == "-" || lookupFlag(c.Command, a) == nil {
+		if !strings.HasPrefix(a, "-") || a == "-" {
 			rest = append(rest, a)
 			continue
 		}

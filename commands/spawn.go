@@ -200,8 +200,8 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		opts.Env = append(opts.Env, key+"="+kind.Env[key])
 	}
 	opts.Env = append(opts.Env, env...)
-	if opts.Model == "" && kind.Name != config.Exec {
-		opts.Model = os.Getenv("AGT_MODEL") // a default for agent kinds; a plain command has none
+	if opts.Model == "" && kind.TakesModel() {
+		opts.Model = os.Getenv("AGT_MODEL") // a default: a kind that takes no model (a plain command) ignores it
 	}
 	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {

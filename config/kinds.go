@@ -132,6 +132,10 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 	return append(out, tmpl[i+1:]...), nil
 }
 
+// TakesModel reports whether the kind can be told a model: its start argv names $AGT_MODEL, or
+// model_args says how.
+func (k *Kind) TakesModel() bool { return len(k.ModelArgs) > 0 || uses(k.Start, "AGT_MODEL") }
+
 // NeedsPrompt reports whether an argv template uses the prompt.
 func NeedsPrompt(tmpl []string) bool { return uses(tmpl, "AGT_PROMPT") }
 

@@ -160,6 +160,10 @@ func fastPs(args []string, w io.Writer, getenv func(string) string) (bool, error
 func listAgents(out *output, agents []*state.Agent, states map[string]bool, quiet bool) error {
 	rows := make([]psRow, 0, len(agents))
 	for _, a := range agents {
+		if quiet && len(states) == 0 {
+			rows = append(rows, psRow{Name: a.Name}) // names of all: no status to read
+			continue
+		}
 		st := spawn.Observe(a)
 		if len(states) > 0 && !states[st.State] {
 			continue

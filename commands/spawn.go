@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 	"agt/config"
 	"agt/spawn"
 	"agt/state"
-	"agt/stream"
 )
 
 func spawnCommand() *cli.Command {
@@ -315,23 +313,16 @@ func newUUID() string {
 // printSpawned prints the spawned event: as is in NDJSON, through the template, or as one
 // human line.
 func printSpawned(out *output, line []byte) error {
-	switch out.mode {
-	case modeJSON:
-		return out.item(nil, line) // the supervisor's line as it is: nothing to decode
-	case modeTable:
-		var argv []string
-		for _, a := range gjson.GetBytes(line, "argv").Array() {
-			argv = append(argv, a.String())
-		}
-		_, err := fmt.Fprintf(out.w, "started %s (pid %d): %s\n",
-			gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))
-		return err
+	if out.mode != modeTable {
+		return printEvent(out, line)
 	}
-	var ev stream.Event
-	if err := json.Unmarshal(line, &ev); err != nil {
-		return fmt.Errorf("read spawned event: %w", err)
+	var argv []string
+	for _, a := range gjson.GetBytes(line, "argv").Array() {
+		argv = append(argv, a.String())
 	}
-	return out.item(ev, line)
+	_, err := fmt.Fprintf(out.w, "started %s (pid %d): %s\n",
+		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))
+	return err
 }
 
 // exitWithAgent ends the command with the agents' exit code: the first non-zero one; 1 with a

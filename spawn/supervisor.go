@@ -501,12 +501,13 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 	}
 	pipes = append(pipes, outW, errW)
 	var stdinW *os.File
-	stdin, err := os.Open(os.DevNull)
-	if s.spec.Stdin == "stream-json" && err == nil {
-		// Kinds that read stdin get a pipe that stays open between turns; the prompt is the
-		// first user message. Others get /dev/null: Codex and opencode hang on an open pipe.
-		stdin.Close()
+	// Kinds that read stdin get a pipe that stays open between turns; the prompt is the first
+	// user message. Others get /dev/null: Codex and opencode hang on an open pipe.
+	var stdin *os.File
+	if s.spec.Stdin == "stream-json" {
 		stdin, stdinW, err = os.Pipe()
+	} else {
+		stdin, err = os.Open(os.DevNull)
 	}
 	if err != nil {
 		outR.Close()

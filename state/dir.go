@@ -232,7 +232,7 @@ func (d *Dir) Agents() ([]*Agent, error) {
 	}
 	agents := make([]*Agent, len(names))
 	for i, n := range names {
-		agents[i] = &Agent{Name: n, Dir: filepath.Join(d.Root, agentsDir, n)}
+		agents[i] = d.agent(n)
 	}
 	return agents, nil
 }

@@ -338,7 +338,8 @@ func (a *Agent) StopGrace() (time.Duration, bool) {
 
 // WritePID records a process identity (the "PID START BOOT" string) in file, atomically.
 func (a *Agent) WritePID(file string, s string) error {
-	// Not fsynced: a pid means nothing after a reboot, which the boot id in s tells anyway.
+	// Not fsynced: a pid means nothing after a reboot. A power loss may leave the file empty,
+	// and an empty identity is never signalled (reap then says supervisor-lost, not reboot).
 	if err := replaceFile(a.Path(file), []byte(s+"\n"), false); err != nil {
 		return fmt.Errorf("write %s of %s: %w", file, a.Name, err)
 	}

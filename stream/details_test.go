@@ -532,3 +532,19 @@ func TestClaudeOtherControlRequestsSkipped(t *testing.T) {
 		t.Errorf("got %s, want nothing", serialize(got))
 	}
 }
+
+// Claude: is_error decides a result; subtype only when is_error is absent.
+func TestClaudeResultOKFromSubtype(t *testing.T) {
+	for line, ok := range map[string]bool{
+		`{"type":"result","subtype":"success","result":"done"}`:                 true,
+		`{"type":"result","subtype":"error_max_turns"}`:                         false,
+		`{"type":"result","subtype":"success","is_error":true,"result":"401"}`:  false,
+		`{"type":"result","subtype":"error_during_execution","is_error":false}`: true,
+	} {
+		ev := NewClaude().Decode(nil, []byte(line))
+		last := ev[len(ev)-1]
+		if last.Type != TypeResult || last.OK != ok {
+			t.Errorf("%s: got %s, want a result with ok %v", line, serialize(ev), ok)
+		}
+	}
+}

@@ -111,21 +111,61 @@ func (w *LogWriter) Rotate() error {
 	return nil
 }
 
-// scanLastSeq reads backwards, a block at a time, from the end of a file of size bytes that
-// ends in '\n', until it finds a line with a seq.
+// scanLastSeq returns the seq of the last event of a file of size bytes that ends in '\n', or 0.
 func scanLastSeq(fd int, size int64) (int64, error) {
+	line, err := lastLine(fd, size, 0, func(line []byte) bool {
+		return isObject(line) && gjson.GetBytes(line, "seq").Type == gjson.Number
+	})
+	if line == nil {
+		return 0, err
+	}
+	return gjson.GetBytes(line, "seq").Int(), nil
+}
+
+// LastLine returns the last line of the log at path (its '\n' left out) for which match is
+// true, looking only at lines that start in its last limit bytes; nil when there is none.
+// A partial last line is passed to match like the others.
+func LastLine(path string, limit int64, match func(line []byte) bool) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Size == 0 {
+		return nil, err
+	}
+	line, err := lastLine(fd, st.Size, limit, match)
+	return bytes.Clone(line), err
+}
+
+// lastLine reads backwards, a block at a time, from the end of a file of size bytes, and
+// returns the last line for which match is true (valid until the next call), giving up on lines
+// that start more than limit bytes before the end (0: no limit). A line longer than a block
+// costs one more read once its start is found, not a copy per block.
+func lastLine(fd int, size, limit int64, match func(line []byte) bool) ([]byte, error) {
 	var blk []byte // cached file bytes [blkOff, blkOff+len(blk))
 	var blkOff int64
-	end := size // one past the '\n' ending the current line
+	end := size + 1 // one past the '\n' ending the current line; the last may have none
+	if last := make([]byte, 1); preadFull(fd, last, size-1) == nil && last[0] == '\n' {
+		end = size
+	}
 	for end > 0 {
 		// Find where the line ending at end-1 starts: one past the previous '\n', or 0.
 		start := int64(0)
 		for p := end - 1; p > 0; {
+			if limit > 0 && p < size-limit {
+				return nil, nil
+			}
 			if p <= blkOff || p > blkOff+int64(len(blk)) {
 				blkOff = max(0, p-blockSize)
-				blk = make([]byte, p-blkOff)
+				if n := p - blkOff; int64(cap(blk)) >= n {
+					blk = blk[:n]
+				} else {
+					blk = make([]byte, n)
+				}
 				if err := preadFull(fd, blk, blkOff); err != nil {
-					return 0, err
+					return nil, err
 				}
 			}
 			if i := bytes.LastIndexByte(blk[:p-blkOff], '\n'); i >= 0 {
@@ -140,17 +180,15 @@ func scanLastSeq(fd int, size int64) (int64, error) {
 		} else {
 			line = make([]byte, end-1-start)
 			if err := preadFull(fd, line, start); err != nil {
-				return 0, err
+				return nil, err
 			}
 		}
-		if isObject(line) {
-			if seq := gjson.GetBytes(line, "seq"); seq.Type == gjson.Number {
-				return seq.Int(), nil
-			}
+		if match(line) {
+			return line, nil
 		}
 		end = start
 	}
-	return 0, nil
+	return nil, nil
 }
 
 func preadFull(fd int, b []byte, off int64) error {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -240,21 +239,8 @@ func (r *psRow) appendJSON(b []byte) []byte {
 	}
 	b = append(b, `,"turns":`...)
 	b = strconv.AppendInt(b, int64(r.Turns), 10)
-	b = append(b, `,"cost_usd":`...)
-	if r.CostUSD == nil {
-		b = append(b, "null"...)
-	} else {
-		b = appendFloat(b, *r.CostUSD)
-	}
-	b = append(b, `,"usage":{"input_tokens":`...)
-	b = strconv.AppendInt(b, r.Usage.InputTokens, 10)
-	b = append(b, `,"output_tokens":`...)
-	b = strconv.AppendInt(b, r.Usage.OutputTokens, 10)
-	b = append(b, `,"cache_read_tokens":`...)
-	b = strconv.AppendInt(b, r.Usage.CacheReadTokens, 10)
-	b = append(b, `,"cache_write_tokens":`...)
-	b = strconv.AppendInt(b, r.Usage.CacheWriteTokens, 10)
-	b = append(b, '}')
+	b = stream.AppendCost(append(b, `,"cost_usd":`...), r.CostUSD)
+	b = stream.AppendUsage(append(b, `,"usage":`...), stream.Usage(r.Usage))
 	if len(r.Workspace) > 0 {
 		b = stream.AppendCompact(append(b, `,"workspace":`...), r.Workspace)
 	}
@@ -264,21 +250,6 @@ func (r *psRow) appendJSON(b []byte) []byte {
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	return append(t.AppendFormat(b, time.RFC3339Nano), '"')
-}
-
-// appendFloat formats f as encoding/json does.
-func appendFloat(b []byte, f float64) []byte {
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if n := len(b); format == 'e' && n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-		// e-09 becomes e-9
-		b[n-2] = b[n-1]
-		b = b[:n-1]
-	}
-	return b
 }
 
 // psTable renders the rows; a COST column appears when any agent reports a cost.

@@ -185,25 +185,12 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		dst = appendStringField(dst, "text", e.Text)
 		dst = appendIntField(dst, "turns", int64(e.Turns))
 		dst = appendIntField(dst, "duration_ms", e.DurationMS)
-		dst = append(dst, `,"cost_usd":`...)
-		if e.CostUSD == nil || math.IsNaN(*e.CostUSD) || math.IsInf(*e.CostUSD, 0) {
-			dst = append(dst, "null"...)
-		} else {
-			dst = strconv.AppendFloat(dst, *e.CostUSD, 'f', -1, 64)
-		}
+		dst = AppendCost(append(dst, `,"cost_usd":`...), e.CostUSD)
 		var u Usage
 		if e.Usage != nil {
 			u = *e.Usage
 		}
-		dst = append(dst, `,"usage":{"input_tokens":`...)
-		dst = strconv.AppendInt(dst, u.InputTokens, 10)
-		dst = append(dst, `,"output_tokens":`...)
-		dst = strconv.AppendInt(dst, u.OutputTokens, 10)
-		dst = append(dst, `,"cache_read_tokens":`...)
-		dst = strconv.AppendInt(dst, u.CacheReadTokens, 10)
-		dst = append(dst, `,"cache_write_tokens":`...)
-		dst = strconv.AppendInt(dst, u.CacheWriteTokens, 10)
-		dst = append(dst, '}')
+		dst = AppendUsage(append(dst, `,"usage":`...), u)
 	case TypeOutput, TypeStderr:
 		dst = appendStringField(dst, "line", e.Line)
 		dst = appendTruncated(dst, e)
@@ -301,6 +288,39 @@ func AppendCompact(dst []byte, raw []byte) []byte {
 }
 
 const hex = "0123456789abcdef"
+
+// AppendCost appends a cost in USD as encoding/json writes a float64, or null when it is
+// unknown (nil) or not a number JSON can hold.
+func AppendCost(dst []byte, cost *float64) []byte {
+	if cost == nil || math.IsNaN(*cost) || math.IsInf(*cost, 0) {
+		return append(dst, "null"...)
+	}
+	f := *cost
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if n := len(dst); format == 'e' && n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+		// e-09 becomes e-9
+		dst[n-2] = dst[n-1]
+		dst = dst[:n-1]
+	}
+	return dst
+}
+
+// AppendUsage appends token counts as the usage object of events and of ps.
+func AppendUsage(dst []byte, u Usage) []byte {
+	dst = append(dst, `{"input_tokens":`...)
+	dst = strconv.AppendInt(dst, u.InputTokens, 10)
+	dst = append(dst, `,"output_tokens":`...)
+	dst = strconv.AppendInt(dst, u.OutputTokens, 10)
+	dst = append(dst, `,"cache_read_tokens":`...)
+	dst = strconv.AppendInt(dst, u.CacheReadTokens, 10)
+	dst = append(dst, `,"cache_write_tokens":`...)
+	dst = strconv.AppendInt(dst, u.CacheWriteTokens, 10)
+	return append(dst, '}')
+}
 
 // AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, control characters are
 // escaped, and U+2028/U+2029 are escaped so the output is safe for any JSON reader.

@@ -3,6 +3,7 @@ package stream
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -85,4 +86,21 @@ func FuzzAppendCompact(f *testing.F) {
 			t.Fatalf("AppendCompact(%q) = %q, want %q", raw, got, want.Bytes())
 		}
 	})
+}
+
+// AppendCost writes a cost as encoding/json writes a float64, and null for what JSON cannot
+// hold; events and ps share it.
+func TestAppendCost(t *testing.T) {
+	for _, f := range []float64{0, 0.00846, 1.25e-3, 1e-7, 2.5e-10, 123456.789, 1e21, 3e25} {
+		want, _ := json.Marshal(f)
+		if got := AppendCost(nil, &f); string(got) != string(want) {
+			t.Errorf("%v: %s, want %s", f, got, want)
+		}
+	}
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, c := range []*float64{nil, &nan, &inf} {
+		if got := AppendCost(nil, c); string(got) != "null" {
+			t.Errorf("%v: %s, want null", c, got)
+		}
+	}
 }

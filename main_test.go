@@ -19,7 +19,9 @@ import (
 	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
+	"github.com/urfave/cli/v2"
 
+	"agt/commands"
 	"agt/pids"
 	"agt/spawn"
 )
@@ -516,8 +518,8 @@ func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
 	cmd.Dir = ts.Getenv("WORK")
 	// The test's own environment, without the agt settings of whoever runs the tests and
 	// without what the script sets (or blanks).
-	script := []string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
-		"AGT_RUN_DIR", "AGT_RESTART", "AGT_JSON", "AGT_FORMAT", "AGT_AGENT", "AGT_MODEL", "AGT_WORKSPACE_MODE"}
+	script := append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
+		"AGT_AGENT", "AGT_MODEL", "AGT_BASE"}, flagEnvVars()...)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(k, "AGT_") && !slices.Contains(script, k) {
@@ -530,6 +532,24 @@ func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
 		}
 	}
 	return cmd
+}
+
+// flagEnvVars are the environment variables that agt's flags read.
+func flagEnvVars() []string {
+	app := commands.New("test")
+	var vars []string
+	add := func(flags []cli.Flag) {
+		for _, f := range flags {
+			if e, ok := f.(interface{ GetEnvVars() []string }); ok {
+				vars = append(vars, e.GetEnvVars()...)
+			}
+		}
+	}
+	add(app.Flags)
+	for _, c := range app.Commands {
+		add(c.Flags)
+	}
+	return vars
 }
 
 func fileExists(p string) bool { fi, err := os.Stat(p); return err == nil && !fi.IsDir() }

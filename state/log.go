@@ -92,7 +92,7 @@ func (w *LogWriter) Size() int64 {
 }
 
 // Rotate renames the log to its RotatedSuffix name (replacing the previous one) and starts a
-// new, empty file at its path. Followers drain the old file before they switch (FollowLog).
+// new, empty file at its path. Followers drain the old file before they switch (FollowLogFrom).
 func (w *LogWriter) Rotate() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -337,9 +337,9 @@ func (lr *lineReader) drain(fn func(line []byte) error) error {
 
 // ReadLog calls fn for every complete line of the log at path that is a JSON object, in order,
 // with the line's '\n'; the slice is valid only during the call. It returns the offset just past
-// the last complete line (from which FollowLog can go on) and how many complete lines were
-// skipped as broken. A partial last line is not passed on. A missing file is an empty log. An
-// error from fn stops the read and is returned as is, with offset before that line.
+// the last complete line and how many complete lines were skipped as broken. A partial last
+// line is not passed on. A missing file is an empty log. An error from fn stops the read and is
+// returned as is, with offset before that line.
 func ReadLog(path string, fn func(line []byte) error) (offset int64, broken int, err error) {
 	f, lr, err := readLog(path, fn)
 	if f != nil {
@@ -404,26 +404,17 @@ func ReadLogCursor(path string, fn func(line []byte) error) (*Cursor, int, error
 	return &Cursor{f: f, off: lr.off}, lr.broken, nil
 }
 
-// drainAgain tells FollowLog's loop that the file changed under it and another drain is due.
+// drainAgain tells FollowLogFrom's loop that the file changed under it and another drain is due.
 var drainAgain = errors.New("drain again")
 
-// FollowLog calls fn, like ReadLog, for every complete line of the log at path from offset on
-// (a line boundary, as ReadLog returns), including lines appended later; the log need not exist
-// yet. It waits on inotify events of the log's directory, with a 1 s ticker as a fallback. After
-// each drain it calls done; once done reports true it drains once more and returns nil. It
-// returns ctx.Err() when ctx is cancelled and any error from fn as is. The slice fn gets is valid
-// only during the call.
-func FollowLog(ctx context.Context, path string, offset int64, fn func(line []byte) error, done func() bool) error {
-	return followLog(ctx, path, nil, offset, fn, done)
-}
-
-// FollowLogFrom is FollowLog from where ReadLogCursor left off, in the file it read; it takes
-// over the cursor (and closes it). A nil cursor follows the log from its start.
+// FollowLogFrom calls fn, like ReadLog, for every complete line of the log at path from where
+// ReadLogCursor left off, in the file it read, including lines appended later; it takes over
+// the cursor (and closes it). A nil cursor follows the log from its start, which need not exist
+// yet. It waits on inotify events of the log's directory, with a 1 s ticker as a fallback.
+// After each drain it calls done; once done reports true it drains once more and returns nil.
+// It returns ctx.Err() when ctx is cancelled and any error from fn as is. The slice fn gets is
+// valid only during the call.
 func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []byte) error, done func() bool) error {
-	return followLog(ctx, path, c, 0, fn, done)
-}
-
-func followLog(ctx context.Context, path string, c *Cursor, offset int64, fn func(line []byte) error, done func() bool) error {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w, err := fsnotify.NewWatcher(); err == nil {
@@ -466,10 +457,7 @@ func followLog(ctx context.Context, path string, c *Cursor, offset int64, fn fun
 			if err != nil {
 				return err
 			}
-			if _, err := f.Seek(offset, io.SeekStart); err != nil {
-				return err
-			}
-			lr = &lineReader{r: f, off: offset}
+			lr = &lineReader{r: f}
 		}
 		if err := lr.drain(fn); err != nil {
 			return err
@@ -493,7 +481,7 @@ func followLog(ctx context.Context, path string, c *Cursor, offset int64, fn fun
 				}
 			}
 			f.Close()
-			f, offset = nil, 0
+			f = nil
 			return drainAgain
 		case held.Size() < lr.off:
 			if _, err := f.Seek(0, io.SeekStart); err != nil {

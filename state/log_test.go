@@ -229,7 +229,7 @@ func TestReadLogStopsOnError(t *testing.T) {
 	}
 }
 
-// follower runs FollowLog in the background. Every call of done hands control to the test,
+// follower runs FollowLogFrom in the background. Every call of done hands control to the test,
 // which answers through step, so the test knows that a drain ran after each of its writes.
 type follower struct {
 	lines  chan string
@@ -239,7 +239,7 @@ type follower struct {
 	cancel context.CancelFunc
 }
 
-func follow(t *testing.T, path string, offset int64) *follower {
+func follow(t *testing.T, path string, c *Cursor) *follower {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	f := &follower{
@@ -251,7 +251,7 @@ func follow(t *testing.T, path string, offset int64) *follower {
 	}
 	t.Cleanup(cancel)
 	go func() {
-		f.result <- FollowLog(ctx, path, offset, func(line []byte) error {
+		f.result <- FollowLogFrom(ctx, path, c, func(line []byte) error {
 			f.lines <- string(line)
 			return nil
 		}, func() bool {
@@ -271,17 +271,17 @@ func follow(t *testing.T, path string, offset int64) *follower {
 	return f
 }
 
-// drained waits until FollowLog has drained and called done.
+// drained waits until FollowLogFrom has drained and called done.
 func (f *follower) drained(t *testing.T) {
 	t.Helper()
 	select {
 	case <-f.called:
 	case err := <-f.result:
-		t.Fatalf("FollowLog returned early: %v", err)
+		t.Fatalf("FollowLogFrom returned early: %v", err)
 	}
 }
 
-// next lets FollowLog go on (done reports d) and waits for the following drain.
+// next lets FollowLogFrom go on (done reports d) and waits for the following drain.
 func (f *follower) next(t *testing.T, d bool) {
 	t.Helper()
 	f.answer <- d
@@ -317,7 +317,7 @@ func appendTo(t *testing.T, path, s string) {
 func TestFollowLog(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, EventsFile)
-	f := follow(t, path, 0)
+	f := follow(t, path, nil)
 	f.drained(t) // the file does not exist yet
 
 	appendTo(t, path, event(1)+"garbage\n")
@@ -338,22 +338,26 @@ func TestFollowLog(t *testing.T) {
 		t.Errorf("after the second half: %q", got)
 	}
 
-	// done turns true: one more drain picks up what came meanwhile, then FollowLog returns.
+	// done turns true: one more drain picks up what came meanwhile, then FollowLogFrom returns.
 	appendTo(t, path, event(4))
 	f.next(t, true)
 	if err := <-f.result; err != nil {
-		t.Fatalf("FollowLog = %v", err)
+		t.Fatalf("FollowLogFrom = %v", err)
 	}
 	if got := f.take(t); !reflect.DeepEqual(got, []string{event(4)}) {
 		t.Errorf("final drain: %q", got)
 	}
 }
 
-func TestFollowLogFromOffset(t *testing.T) {
+func TestFollowLogFromCursor(t *testing.T) {
 	path := filepath.Join(t.TempDir(), EventsFile)
 	appendTo(t, path, event(1)+event(2)+`{"seq":3,`)
-	_, offset, _ := readAll(t, path)
-	f := follow(t, path, offset)
+	c, _, err := ReadLogCursor(path, func([]byte) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	offset := c.off
+	f := follow(t, path, c)
 	f.drained(t)
 	appendTo(t, path, `"v":1}`+"\n")
 	f.next(t, true)
@@ -367,19 +371,19 @@ func TestFollowLogFromOffset(t *testing.T) {
 
 func TestFollowLogCancel(t *testing.T) {
 	path := filepath.Join(t.TempDir(), EventsFile)
-	f := follow(t, path, 0)
+	f := follow(t, path, nil)
 	f.drained(t)
 	f.cancel()
 	if err := <-f.result; !errors.Is(err, context.Canceled) {
-		t.Errorf("FollowLog after cancel = %v, want context.Canceled", err)
+		t.Errorf("FollowLogFrom after cancel = %v, want context.Canceled", err)
 	}
 }
 
 func TestFollowLogMissingDir(t *testing.T) {
-	err := FollowLog(context.Background(), filepath.Join(t.TempDir(), "gone", EventsFile), 0,
+	err := FollowLogFrom(context.Background(), filepath.Join(t.TempDir(), "gone", EventsFile), nil,
 		func([]byte) error { return nil }, func() bool { return false })
 	if err == nil {
-		t.Error("FollowLog in a missing directory succeeded")
+		t.Error("FollowLogFrom in a missing directory succeeded")
 	}
 }
 

@@ -31,7 +31,13 @@ type Spec struct {
 	StopTimeout Duration  `json:"stop_timeout"`
 	IdleAfter   Duration  `json:"idle_after"`
 	StaleAfter  Duration  `json:"stale_after"`
+	StallAfter  Duration  `json:"stall_after"`
 	Created     time.Time `json:"created"`
+	// Environ is the environment of agt spawn, which every start of the agent gets, whoever
+	// restarts it. A variable that looks like a secret is kept by name alone (no "="): a start
+	// takes its value from the environment of the supervisor (the spawn's own, or that of
+	// agt restart's caller). Nil in records of older agt: the supervisor's environment.
+	Environ []string `json:"environ,omitempty"`
 	// Kind details: the stdout format, how stdin is used, the resume argv template and the
 	// values of its tokens. The prompt itself is not here: it is in the 0600 prompt file.
 	Format       string   `json:"format,omitempty"`
@@ -40,7 +46,9 @@ type Spec struct {
 	ResumePrompt string   `json:"resume_prompt,omitempty"`
 	Model        string   `json:"model,omitempty"`
 	SessionID    string   `json:"session_id,omitempty"`
-	PromptBytes  int      `json:"prompt_bytes,omitempty"`
+	// NewSession: every fresh start gets a new random session id (Claude's --session-id).
+	NewSession  bool `json:"new_session,omitempty"`
+	PromptBytes int  `json:"prompt_bytes,omitempty"`
 	// The restart policy: on-failure, always or never, and its timings.
 	Restart         string   `json:"restart,omitempty"`
 	MaxRestarts     int      `json:"max_restarts"`
@@ -65,11 +73,13 @@ type Usage struct {
 // Status is status.json, written only by the holder of the agent's lock. Readers trust it only
 // while the lock is held.
 type Status struct {
-	V             int       `json:"v"`
-	Name          string    `json:"name"`
-	Kind          string    `json:"kind"`
-	State         string    `json:"state"`
-	Reason        string    `json:"reason,omitempty"`
+	V      int    `json:"v"`
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// Error is the agent's own one-line message for its last failure (restarting, failed).
+	Error         string    `json:"error,omitempty"`
 	Since         time.Time `json:"since"`
 	Started       time.Time `json:"started"`
 	Updated       time.Time `json:"updated"`
@@ -80,10 +90,17 @@ type Status struct {
 	ExitCode      *int      `json:"exit_code"`
 	Signal        string    `json:"signal,omitempty"`
 	SessionID     string    `json:"session_id,omitempty"`
-	Model         string    `json:"model,omitempty"`
-	Turns         int       `json:"turns,omitempty"`
-	CostUSD       *float64  `json:"cost_usd,omitempty"`
-	Usage         Usage     `json:"usage"`
+	// Resumable says the session has shown a reply of the model, so the agent has saved it and
+	// a restart can resume it; a session that never got that far is started afresh.
+	Resumable bool   `json:"resumable,omitempty"`
+	Model     string `json:"model,omitempty"`
+	// Turns counts the turns the agent finished (a prompt or message answered by a result).
+	Turns int `json:"turns,omitempty"`
+	// Activity is the last sign of life; Doing the tool in flight then, if any.
+	Activity time.Time `json:"activity"`
+	Doing    string    `json:"doing,omitempty"`
+	CostUSD  *float64  `json:"cost_usd,omitempty"`
+	Usage    Usage     `json:"usage"`
 	// SessionTotal is the running total of session SessionID as the agent last reported it,
 	// for agents that report usage that way (Codex): the next supervisor, after agt restart,
 	// counts a resumed turn from there.

@@ -92,6 +92,8 @@ func decodeStatus(b []byte, s *Status) error {
 			s.State, e = jsonStr(v)
 		case "reason":
 			s.Reason, e = jsonStr(v)
+		case "error":
+			s.Error, e = jsonStr(v)
 		case "since":
 			e = jsonTime(v, &s.Since)
 		case "started":
@@ -112,8 +114,14 @@ func decodeStatus(b []byte, s *Status) error {
 			s.Signal, e = jsonStr(v)
 		case "session_id":
 			s.SessionID, e = jsonStr(v)
+		case "resumable":
+			s.Resumable, e = jsonBool(v)
 		case "model":
 			s.Model, e = jsonStr(v)
+		case "activity":
+			e = jsonTime(v, &s.Activity)
+		case "doing":
+			s.Doing, e = jsonStr(v)
 		case "turns":
 			s.Turns, e = jsonInt(v)
 		case "cost_usd":
@@ -215,6 +223,16 @@ func jsonStr(v gjson.Result) (string, error) {
 		return "", nil
 	}
 	return "", errStatusType
+}
+
+func jsonBool(v gjson.Result) (bool, error) {
+	switch v.Type {
+	case gjson.True:
+		return true, nil
+	case gjson.False, gjson.Null:
+		return false, nil
+	}
+	return false, errStatusType
 }
 
 func jsonInt64(v gjson.Result) (int64, error) {

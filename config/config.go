@@ -27,6 +27,7 @@ type Config struct {
 	DefaultAgent string
 	IdleAfter    time.Duration
 	StaleAfter   time.Duration
+	StallAfter   time.Duration
 	StopTimeout  time.Duration
 	Restart      Restart
 	MaxAgents    int   // 0: no cap
@@ -61,6 +62,7 @@ type file struct {
 	DefaultAgent string              `toml:"default_agent"`
 	IdleAfter    *string             `toml:"idle_after"`
 	StaleAfter   *string             `toml:"stale_after"`
+	StallAfter   *string             `toml:"stall_after"`
 	StopTimeout  *string             `toml:"stop_timeout"`
 	Restart      string              `toml:"restart"`
 	MaxRestarts  *int                `toml:"max_restarts"`
@@ -87,6 +89,7 @@ type kindFile struct {
 	Resume       []string          `toml:"resume"`
 	ModelArgs    []string          `toml:"model_args"`
 	PlanArgs     []string          `toml:"plan_args"`
+	AutoArgs     []string          `toml:"auto_args"`
 	Format       *string           `toml:"format"`
 	Stdin        *string           `toml:"stdin"`
 	Env          map[string]string `toml:"env"`
@@ -145,6 +148,7 @@ func parseDuration(text string) (time.Duration, error) {
 const (
 	DefaultIdleAfter   = 5 * time.Second
 	DefaultStaleAfter  = 10 * time.Minute
+	DefaultStallAfter  = 5 * time.Minute
 	DefaultStopTimeout = 30 * time.Second
 	DefaultLogMaxSize  = 64 << 20
 )
@@ -177,7 +181,7 @@ var ProjectFiles = []string{"agt.toml", filepath.Join(".agt", "config.toml")}
 // Load reads the user file and the project file found from dir, over the built-ins.
 func Load(dir string) (*Config, error) {
 	c := &Config{
-		IdleAfter: DefaultIdleAfter, StaleAfter: DefaultStaleAfter, StopTimeout: DefaultStopTimeout,
+		IdleAfter: DefaultIdleAfter, StaleAfter: DefaultStaleAfter, StallAfter: DefaultStallAfter, StopTimeout: DefaultStopTimeout,
 		Restart: DefaultRestart, LogMaxSize: DefaultLogMaxSize,
 		Workspace: Workspace{Mode: "auto", BranchPrefix: "agt/"},
 		Kinds:     Builtins(),
@@ -272,6 +276,7 @@ func (c *Config) merge(path string) error {
 		dst  *time.Duration
 	}{
 		{"idle_after", f.IdleAfter, &c.IdleAfter}, {"stale_after", f.StaleAfter, &c.StaleAfter},
+		{"stall_after", f.StallAfter, &c.StallAfter},
 		{"stop_timeout", f.StopTimeout, &c.StopTimeout}, {"restart_delay", f.RestartDelay, &c.Restart.Delay},
 		{"restart_max_delay", f.RestartMax, &c.Restart.MaxDelay}, {"healthy_after", f.HealthyAfter, &c.Restart.HealthyAfter},
 	} {
@@ -392,6 +397,9 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 	}
 	if kf.PlanArgs != nil {
 		k.PlanArgs = kf.PlanArgs
+	}
+	if kf.AutoArgs != nil {
+		k.AutoArgs = kf.AutoArgs
 	}
 	if kf.Format != nil {
 		if !slices.Contains(Formats, *kf.Format) {

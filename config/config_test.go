@@ -43,22 +43,49 @@ func TestTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"claude", "--output-format", "stream-json", "--verbose", "--session-id", "$AGT_SESSION_ID",
-		"--model", "$AGT_MODEL", "--permission-mode", "plan", "--max-turns", "3", "$$AGT_NAME", "-p", "$AGT_PROMPT"}
+	want := []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--session-id", "$AGT_SESSION_ID",
+		"--model", "$AGT_MODEL", "--permission-mode", "plan", "--max-turns", "3", "$$AGT_NAME", "-p"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	// --arg values stay literal through Expand.
 	out, err := Expand(got, map[string]string{"AGT_SESSION_ID": "s", "AGT_MODEL": "opus", "AGT_PROMPT": "p", "AGT_NAME": "n"})
-	if err != nil || out[12] != "$AGT_NAME" {
+	if err != nil || out[13] != "$AGT_NAME" {
 		t.Errorf("expanded %q, %v", out, err)
 	}
 	if _, err := Builtins()["codex"].Template(false, Extras{Plan: true}); err == nil {
 		t.Error("codex --plan: no error")
 	}
 	resume, _ := Builtins()["codex"].Template(true, Extras{Model: "m"})
-	if strings.Join(resume, " ") != "codex exec --json --skip-git-repo-check -m $AGT_MODEL resume $AGT_SESSION_ID $AGT_PROMPT" {
+	if strings.Join(resume, " ") != "codex exec --json --skip-git-repo-check -m $AGT_MODEL resume $AGT_SESSION_ID" {
 		t.Errorf("codex resume: %q", resume)
+	}
+	// Gemini runs unattended (its shell tool needs it), unless it only plans: one approval mode.
+	gemini := Builtins()["gemini"]
+	auto, _ := gemini.Template(false, Extras{})
+	plan, _ := gemini.Template(false, Extras{Plan: true})
+	if strings.Join(auto, " ") != "gemini -o stream-json --approval-mode yolo" || strings.Join(plan, " ") != "gemini -o stream-json --approval-mode plan" {
+		t.Errorf("gemini: %q, with --plan %q", auto, plan)
+	}
+}
+
+func TestPromptWays(t *testing.T) {
+	kinds := Builtins()
+	for _, name := range []string{"claude", "codex", "opencode", "gemini"} {
+		if k := kinds[name]; k.PromptVia() != "stdin" || !k.NeedsPrompt() || NeedsPrompt(k.Start) || NeedsPrompt(k.Resume) {
+			t.Errorf("%s: the prompt goes %q; want stdin only, never argv", name, k.PromptVia())
+		}
+	}
+	if k := kinds[Exec]; k.PromptVia() != "env" || !k.TakesPrompt() || k.NeedsPrompt() {
+		t.Errorf("exec takes its prompt %q", k.PromptVia())
+	}
+	none := &Kind{Name: "x", Start: []string{"x"}, Stdin: StdinNone}
+	if none.TakesPrompt() || none.PromptVia() != "" {
+		t.Error("a kind without $AGT_PROMPT and without stdin takes a prompt")
+	}
+	argv := &Kind{Name: "x", Start: []string{"x", "--file", "$AGT_PROMPT_FILE"}, Stdin: StdinNone}
+	if !argv.TakesPrompt() || argv.PromptVia() != "argv" {
+		t.Error("a kind with $AGT_PROMPT_FILE does not take its prompt")
 	}
 }
 

@@ -12,21 +12,33 @@ import (
 var Formats = []string{"claude", "codex", "opencode", "gemini", "text"}
 
 // Stdin modes: "none" gives the agent /dev/null (Codex and opencode hang on an open pipe);
-// "stream-json" keeps a pipe open and writes the prompt to it as a Claude stream-json user
-// message, so the agent serves turn after turn and waits for input between them.
-var StdinModes = []string{"none", "stream-json"}
+// "prompt" gives it the prompt as a file it reads to the end, which keeps the prompt out of the
+// process table (argv is readable by every local user); "stream-json" keeps a pipe open and
+// writes the prompt to it as a Claude stream-json user message, so the agent serves turn after
+// turn and waits for input between them.
+var StdinModes = []string{"none", "prompt", "stream-json"}
+
+// Stdin modes by name.
+const (
+	StdinNone       = "none"
+	StdinPrompt     = "prompt"
+	StdinStreamJSON = "stream-json"
+)
 
 // Kind describes one kind of agent: how to start it, how to resume its session, how it takes
 // the prompt and what its output looks like. Argv templates hold $AGT_* tokens (see Tokens),
 // substituted without a shell, and at most one $AGT_ARGS element, where the model, plan and
 // --arg arguments go (at the end when there is none).
 type Kind struct {
-	Name         string            `json:"name"`
-	DisplayName  string            `json:"display_name"`
-	Start        []string          `json:"start"`
-	Resume       []string          `json:"resume,omitempty"`
-	ModelArgs    []string          `json:"model_args,omitempty"`
-	PlanArgs     []string          `json:"plan_args,omitempty"`
+	Name        string   `json:"name"`
+	DisplayName string   `json:"display_name"`
+	Start       []string `json:"start"`
+	Resume      []string `json:"resume,omitempty"`
+	ModelArgs   []string `json:"model_args,omitempty"`
+	PlanArgs    []string `json:"plan_args,omitempty"`
+	// AutoArgs let the agent use its tools unattended (Gemini offers no shell tool headless
+	// without them); given unless --plan, whose plan_args take their place.
+	AutoArgs     []string          `json:"auto_args,omitempty"`
 	Format       string            `json:"format"`
 	Stdin        string            `json:"stdin"`
 	Env          map[string]string `json:"env,omitempty"`
@@ -47,32 +59,35 @@ const DefaultResumePrompt = "Continue where you left off."
 func Builtins() map[string]*Kind {
 	return map[string]*Kind{
 		"claude": {
-			Name: "claude", DisplayName: "Claude Code", Builtin: true, Format: "claude", Stdin: "none",
-			Start:       []string{"claude", "--output-format", "stream-json", "--verbose", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
-			Resume:      []string{"claude", "--output-format", "stream-json", "--verbose", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
+			Name: "claude", DisplayName: "Claude Code", Builtin: true, Format: "claude", Stdin: StdinPrompt,
+			Start:       []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
+			Resume:      []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
 			ModelArgs:   []string{"--model", "$AGT_MODEL"},
 			PlanArgs:    []string{"--permission-mode", "plan"},
 			SessionUUID: true,
 		},
 		"codex": {
-			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: "none",
-			Start:     []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "$AGT_PROMPT"},
-			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID", "$AGT_PROMPT"},
+			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
+			Start:     []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS"},
+			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 		},
 		"opencode": {
-			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: "none",
-			Start:     []string{"opencode", "run", "--format", "json", "$AGT_ARGS", "$AGT_PROMPT"},
-			Resume:    []string{"opencode", "run", "--format", "json", "--session", "$AGT_SESSION_ID", "$AGT_ARGS", "$AGT_PROMPT"},
+			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: StdinPrompt,
+			Start:     []string{"opencode", "run", "--format", "json", "$AGT_ARGS"},
+			Resume:    []string{"opencode", "run", "--format", "json", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--agent", "plan"},
 		},
 		"gemini": {
-			Name: "gemini", DisplayName: "Gemini CLI", Builtin: true, Format: "gemini", Stdin: "none",
-			Start:     []string{"gemini", "-o", "stream-json", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
-			Resume:    []string{"gemini", "-o", "stream-json", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p", "$AGT_PROMPT"},
+			Name: "gemini", DisplayName: "Gemini CLI", Builtin: true, Format: "gemini", Stdin: StdinPrompt,
+			Start:     []string{"gemini", "-o", "stream-json", "$AGT_ARGS"},
+			Resume:    []string{"gemini", "-o", "stream-json", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--approval-mode", "plan"},
+			AutoArgs:  []string{"--approval-mode", "yolo"},
+			// Every agt workspace is a directory Gemini has never been told to trust.
+			Env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 		},
 		Exec: {
 			Name: Exec, DisplayName: "any command", Builtin: true, Format: "text", Stdin: "none",
@@ -118,6 +133,8 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 			return nil, fmt.Errorf("agent kind %s has no plan mode (set plan_args in agt.toml)", k.Name)
 		}
 		extra = append(extra, k.PlanArgs...)
+	} else {
+		extra = append(extra, k.AutoArgs...)
 	}
 	// --arg values are the user's own words: protect their $ from substitution.
 	for _, a := range x.Args {
@@ -138,6 +155,30 @@ func (k *Kind) TakesModel() bool { return len(k.ModelArgs) > 0 || uses(k.Start, 
 
 // NeedsPrompt reports whether an argv template uses the prompt.
 func NeedsPrompt(tmpl []string) bool { return uses(tmpl, "AGT_PROMPT") }
+
+// NeedsPrompt reports whether the kind cannot start without a prompt: its argv uses it, or it
+// reads it from stdin.
+func (k *Kind) NeedsPrompt() bool { return NeedsPrompt(k.Start) || k.Stdin == StdinPrompt }
+
+// TakesPrompt reports whether a prompt reaches the kind: in its argv or on its stdin. A plain
+// command (exec) takes one in its environment ($AGT_PROMPT, $AGT_PROMPT_FILE).
+func (k *Kind) TakesPrompt() bool {
+	return k.Name == Exec || NeedsPrompt(k.Start) || k.Stdin == StdinPrompt || k.Stdin == StdinStreamJSON
+}
+
+// PromptVia says how the kind takes its prompt: "stdin", "argv", "env" (a plain command) or ""
+// when it takes none.
+func (k *Kind) PromptVia() string {
+	switch {
+	case k.Stdin == StdinPrompt || k.Stdin == StdinStreamJSON:
+		return "stdin"
+	case NeedsPrompt(k.Start):
+		return "argv"
+	case k.Name == Exec:
+		return "env"
+	}
+	return ""
+}
 
 // uses reports whether a template holds the token (or one it prefixes: AGT_PROMPT covers
 // AGT_PROMPT_FILE).
@@ -217,7 +258,7 @@ func (k *Kind) CheckTokens() error {
 	for _, t := range Tokens {
 		vals[t] = ""
 	}
-	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs} {
+	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs} {
 		for _, a := range tmpl {
 			if a == argsToken {
 				continue

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,6 +42,8 @@ func fakeAgent() {
 		env        = fs.String("env", "", "print the value of this environment variable")
 		say        = fs.String("say", "", "print `TEXT`")
 		turns      = fs.String("turns", "", "for every line read on stdin, append it to `FILE`.in and replay FILE")
+		then       = fs.String("then", "", "after -hold, print the lines of `FILE` to stdout")
+		stdinTo    = fs.String("stdin-to", "", "copy stdin to `FILE` before anything else")
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
 		child      = fs.Bool("child", false, "internal: be a grandchild")
 		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
@@ -59,6 +62,10 @@ func fakeAgent() {
 	if *fds != "" {
 		writeFDs(*fds)
 	}
+	if *stdinTo != "" {
+		b, _ := io.ReadAll(os.Stdin)
+		writeAtomic(*stdinTo, string(b))
+	}
 	if *ready != "" {
 		writeAtomic(*ready, strconv.Itoa(os.Getpid())+"\n")
 	}
@@ -73,24 +80,7 @@ func fakeAgent() {
 	}
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
 	if *replay != "" {
-		f, err := os.Open(*replay)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "fakeagent:", err)
-			os.Exit(2)
-		}
-		r := bufio.NewReaderSize(f, 1<<20)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				out.Write(line)
-				out.Flush()
-				time.Sleep(*delay)
-			}
-			if err != nil {
-				break
-			}
-		}
-		f.Close()
+		replayFile(out, *replay, *delay)
 	}
 	for i := 0; i < *repeat && *huge > 0; i++ {
 		out.Write(bytes.Repeat([]byte{'x'}, *huge))
@@ -136,10 +126,35 @@ func fakeAgent() {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
+	if *then != "" {
+		replayFile(out, *then, *delay)
+	}
 	if *sleep {
 		select {}
 	}
 	os.Exit(*exit)
+}
+
+// replayFile prints the lines of path, one write each, pausing delay after each.
+func replayFile(out *bufio.Writer, path string, delay time.Duration) {
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fakeagent:", err)
+		os.Exit(2)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			out.Write(line)
+			out.Flush()
+			time.Sleep(delay)
+		}
+		if err != nil {
+			return
+		}
+	}
 }
 
 func forkChildren(n int, setsid, holdStdout, ignoreTerm bool, pidsFile string, lifetime time.Duration) {

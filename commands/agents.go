@@ -39,11 +39,14 @@ func agentsCommand() *cli.Command {
 			type row struct {
 				*config.Kind
 				Installed bool `json:"installed"`
+				// Prompt says how the prompt reaches it: stdin (out of the process
+				// table), argv (readable by every local user in ps), env, or "".
+				Prompt string `json:"prompt"`
 			}
 			var rows [][]string
 			for _, name := range config.Names(cfg.Kinds) {
 				k := cfg.Kinds[name]
-				r := row{Kind: k, Installed: k.Installed()}
+				r := row{Kind: k, Installed: k.Installed(), Prompt: k.PromptVia()}
 				switch out.mode {
 				case modeTable:
 					installed := "yes"
@@ -58,7 +61,7 @@ func agentsCommand() *cli.Command {
 					if k.Name == config.Exec {
 						argv = "COMMAND after --"
 					}
-					rows = append(rows, []string{k.Name, k.Format, installed, source, argv})
+					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Prompt), source, argv})
 				default:
 					if err := out.item(r, nil); err != nil {
 						return err
@@ -66,7 +69,7 @@ func agentsCommand() *cli.Command {
 				}
 			}
 			if out.mode == modeTable {
-				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "FROM", "ARGV"}, rows)
+				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "PROMPT", "FROM", "ARGV"}, rows)
 			}
 			return nil
 		},

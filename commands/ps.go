@@ -44,10 +44,13 @@ type psRow struct {
 	Kind      string          `json:"kind"`
 	State     string          `json:"state"`
 	Reason    string          `json:"reason"`
+	Error     string          `json:"error"`
 	PID       int             `json:"pid"`
 	Started   time.Time       `json:"started"`
 	Updated   time.Time       `json:"updated"`
 	Since     time.Time       `json:"since"`
+	Activity  time.Time       `json:"activity"`
+	Doing     string          `json:"doing,omitempty"`
 	Restarts  int             `json:"restarts"`
 	ExitCode  *int            `json:"exit_code"`
 	Dir       string          `json:"dir"`
@@ -168,8 +171,8 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 			continue
 		}
 		rows = append(rows, psRow{
-			Name: a.Name, Kind: st.Kind, State: st.State, Reason: st.Reason, PID: st.PID,
-			Started: st.Started, Updated: st.Updated, Since: st.Since,
+			Name: a.Name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error, PID: st.PID,
+			Started: st.Started, Updated: st.Updated, Since: st.Since, Activity: st.Activity, Doing: st.Doing,
 			Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
 			SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, Usage: st.Usage,
 			Workspace: st.Workspace,
@@ -214,11 +217,18 @@ func (r *psRow) appendJSON(b []byte) []byte {
 	b = stream.AppendString(b, r.State)
 	b = append(b, `,"reason":`...)
 	b = stream.AppendString(b, r.Reason)
+	b = append(b, `,"error":`...)
+	b = stream.AppendString(b, r.Error)
 	b = append(b, `,"pid":`...)
 	b = strconv.AppendInt(b, int64(r.PID), 10)
 	b = appendTime(append(b, `,"started":`...), r.Started)
 	b = appendTime(append(b, `,"updated":`...), r.Updated)
 	b = appendTime(append(b, `,"since":`...), r.Since)
+	b = appendTime(append(b, `,"activity":`...), r.Activity)
+	if r.Doing != "" {
+		b = append(b, `,"doing":`...)
+		b = stream.AppendString(b, r.Doing)
+	}
 	b = append(b, `,"restarts":`...)
 	b = strconv.AppendInt(b, int64(r.Restarts), 10)
 	b = append(b, `,"exit_code":`...)
@@ -254,7 +264,7 @@ func appendTime(b []byte, t time.Time) []byte {
 
 // psTable renders the rows; a COST column appears when any agent reports a cost.
 func psTable(rows []psRow) ([]string, [][]string) {
-	header := []string{"NAME", "KIND", "STATE", "FOR", "PID", "RESTARTS"}
+	header := []string{"NAME", "KIND", "STATE", "REASON", "FOR", "PID", "RESTARTS"}
 	withCost := false
 	for _, r := range rows {
 		withCost = withCost || r.CostUSD != nil
@@ -271,15 +281,11 @@ func psTable(rows []psRow) ([]string, [][]string) {
 		if r.PID > 0 && !stream.IsFinal(r.State) && r.State != stream.Lost && r.State != stream.Restarting {
 			pid = strconv.Itoa(r.PID)
 		}
-		state := r.State
-		if r.Reason != "" && (r.State == stream.Waiting || r.State == stream.Stale || r.State == stream.Failed || r.State == stream.Restarting) {
-			state += " (" + r.Reason + ")"
-		}
 		dir := r.Dir
 		if home != "" && strings.HasPrefix(dir, home+"/") {
 			dir = "~" + dir[len(home):]
 		}
-		line := []string{r.Name, dash(r.Kind), state, since(r.Since, now), pid, strconv.Itoa(r.Restarts)}
+		line := []string{r.Name, dash(r.Kind), r.State, dash(r.why(now)), since(r.Since, now), pid, strconv.Itoa(r.Restarts)}
 		if withCost {
 			cost := "-"
 			if r.CostUSD != nil {
@@ -290,6 +296,36 @@ func psTable(rows []psRow) ([]string, [][]string) {
 		out[i] = append(line, dash(dir))
 	}
 	return header, out
+}
+
+// idleShown is the silence after which ps shows a running agent's idle time.
+const idleShown = time.Minute
+
+// reasonWidth bounds the REASON column: an agent's message can be long.
+const reasonWidth = 60
+
+// why is the REASON column: the reason, with the agent's own message for a failure, what a
+// stalled turn was doing, or how long a running command has been quiet.
+func (r *psRow) why(now time.Time) string {
+	s := r.Reason
+	switch {
+	case r.State == stream.Stale && r.Reason == stream.ReasonStalled && !r.Activity.IsZero():
+		s += ": no output for " + since(r.Activity, now)
+		if r.Doing != "" {
+			s += " during " + r.Doing
+		}
+	case r.Error != "" && r.Error != r.Reason && (r.State == stream.Failed || r.State == stream.Restarting):
+		if s != "" {
+			s += ": "
+		}
+		s += strings.Join(strings.Fields(r.Error), " ") // one line, whatever the agent wrote
+	case r.State == stream.Running && s == "" && !r.Activity.IsZero() && now.Sub(r.Activity) >= idleShown:
+		s = "idle " + since(r.Activity, now)
+	}
+	if rs := []rune(s); len(rs) > reasonWidth {
+		s = string(rs[:reasonWidth-1]) + "…"
+	}
+	return s
 }
 
 func dash(s string) string {

@@ -2,11 +2,9 @@ package commands
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -46,7 +44,8 @@ func spawnCommand() *cli.Command {
 			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none (default auto, or [workspace] mode)", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
 			&cli.StringFlag{Name: "base", Usage: "the revision the workspace starts from (jj: @ or @-, git: HEAD; default $AGT_BASE when there is a workspace)"},
 			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace between SIGTERM and SIGKILL when stopping", DefaultText: "30s, or stop_timeout", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
-			&cli.DurationFlag{Name: "idle-after", Usage: "silence after which a running agent is waiting", DefaultText: "5s, or idle_after", EnvVars: []string{"AGT_IDLE_AFTER"}},
+			&cli.DurationFlag{Name: "idle-after", Usage: "terminal agents: silence after which a running agent is waiting", DefaultText: "5s, or idle_after", EnvVars: []string{"AGT_IDLE_AFTER"}},
+			&cli.DurationFlag{Name: "stall-after", Usage: "silence inside a turn after which an agent is stale (stalled); 0 never", DefaultText: "5m, or stall_after", EnvVars: []string{"AGT_STALL_AFTER"}},
 			&cli.DurationFlag{Name: "stale-after", Usage: "time waiting after which an agent is stale", DefaultText: "10m, or stale_after", EnvVars: []string{"AGT_STALE_AFTER"}},
 			&cli.StringFlag{Name: "restart", Usage: "restart policy: on-failure, always or never (default on-failure, or restart)", EnvVars: []string{"AGT_RESTART"}},
 			&cli.IntFlag{Name: "max-restarts", Usage: "failures in a row before the agent is failed for good", DefaultText: "5, or max_restarts", EnvVars: []string{"AGT_MAX_RESTARTS"}},
@@ -164,6 +163,8 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			StopTimeout:  durationSetting(c, "timeout", cfg.StopTimeout),
 			IdleAfter:    durationSetting(c, "idle-after", cfg.IdleAfter),
 			StaleAfter:   durationSetting(c, "stale-after", cfg.StaleAfter),
+			StallAfter:   durationSetting(c, "stall-after", cfg.StallAfter),
+			Environ:      spawn.RecordEnviron(os.Environ()),
 			ResumePrompt: kind.ResumePrompt,
 			Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
 			RestartDelay:    state.Duration(cfg.Restart.Delay),
@@ -220,11 +221,14 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			opts.Resume = nil // a kind may resume without taking these extras; restarts start fresh
 		}
 	}
-	if config.NeedsPrompt(opts.Argv) && prompt == nil {
+	switch {
+	case (config.NeedsPrompt(opts.Argv) || kind.NeedsPrompt()) && prompt == nil:
 		return spawn.Options{}, nil, usagef(c, "agent kind %s needs a prompt: give --prompt TEXT or --prompt-file FILE", kind.Name)
+	case prompt != nil && !kind.TakesPrompt():
+		return spawn.Options{}, nil, usagef(c, "agent kind %s takes no prompt: its start has no $AGT_PROMPT and its stdin is none (set start or stdin in agt.toml)", kind.Name)
 	}
 	if kind.SessionUUID {
-		opts.SessionID = newUUID()
+		opts.SessionID, opts.NewSession = spawn.NewSessionID(), true
 	}
 	return opts, cfg, nil
 }
@@ -297,17 +301,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// newUUID returns a random (version 4) UUID, from math/rand/v2's kernel-seeded ChaCha8 (see
-// spawn's instance ids for why not crypto/rand).
-func newUUID() string {
-	var b [16]byte
-	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
-	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // printSpawned prints the spawned event: as is in NDJSON, through the template, or as one

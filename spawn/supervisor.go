@@ -179,7 +179,7 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		s.flushLocked()
 		s.mu.Unlock()
 	}
-	g, err := s.start(mode == StartResume)
+	g, err := s.start(mode)
 	if err != nil {
 		s.emitError(err.Error(), true)
 		s.finish(stream.Failed, "start", nil)
@@ -196,15 +196,23 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	}
 	failures := 0
 	for {
-		exit, stopping := s.run(sigs, g)
+		exit, failure, stopping := s.run(sigs, g)
 		if stopping || s.a.Want() == "down" {
 			// A stop that raced the exit wins over any restart (R6, R18).
 			s.finish(stream.Stopped, "stop", exit)
 			return nil
 		}
 		clean := exit.Code == 0 && exit.Signal == ""
+		if !clean {
+			s.failed(exit, failure)
+		}
+		if !clean && !restartable(failure.Class) {
+			// A bad key or an unknown model fails the same way every time: no restart.
+			s.finish(stream.Failed, failure.Class, exit)
+			return nil
+		}
 		if s.spec.Restart == config.RestartNever || clean && s.spec.Restart != config.RestartAlways {
-			state, reason := endOf(exit)
+			state, reason := endOf(exit, failure)
 			s.finish(state, reason, exit)
 			return nil
 		}
@@ -219,23 +227,26 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		}
 		failures, again, delay = b.next(failures, ran, mrand.Float64())
 		if !again {
-			_, why := endOf(exit)
+			_, why := endOf(exit, failure)
 			s.finish(stream.Failed, gaveUp(failures-1, why), exit)
 			return nil
 		}
+		if failure.Class == stream.ClassRate && delay < b.Max {
+			delay = b.Max // a rate limit lifts in its own time: come back late
+		}
 		for {
-			s.restarting(exit, delay)
+			s.restarting(exit, failure, delay)
 			if !s.pause(sigs, delay) || s.a.Want() == "down" {
 				// A stop came while we waited (R6, R18): nothing runs, so nothing to kill.
 				s.finish(stream.Stopped, "stop", nil)
 				return nil
 			}
-			if g, err = s.start(true); err == nil {
+			if g, err = s.start(StartResume); err == nil {
 				break
 			}
 			// Could not start again (the binary is gone?): a failure like any other.
 			s.emitError(err.Error(), false)
-			exit = nil
+			exit, failure = nil, stream.Failure{}
 			failures, again, delay = b.next(failures, 0, mrand.Float64())
 			if !again {
 				s.finish(stream.Failed, gaveUp(failures-1, err.Error()), nil)
@@ -258,9 +269,33 @@ type signals struct {
 	term, chld <-chan os.Signal
 }
 
-// endOf is the final state and reason of an agent that ended on its own.
-func endOf(exit *stream.Exit) (state, reason string) {
+// restartable reports whether a restart can cure a failure of the class: never for a bad key
+// (auth) or a bad setting (config).
+func restartable(class string) bool {
+	return class != stream.ClassAuth && class != stream.ClassConfig
+}
+
+// failed records why a run failed: the agent's own one line, and when the session it was to
+// resume does not exist, that the next start is fresh.
+func (s *supervisor) failed(exit *stream.Exit, f stream.Failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.status.Error = f.Message
+	if f.Class == stream.ClassSession && s.status.SessionID != "" {
+		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
+			Message: fmt.Sprintf("session %s cannot be resumed (%s); the next start is fresh, with the original prompt", s.status.SessionID, f.Message)}
+		s.appendLocked(&ev, time.Now())
+		s.flushLocked()
+		s.status.Resumable = false
+	}
+}
+
+// endOf is the final state and reason of an agent that ended on its own: a failure's class
+// when the decoder knew better than the exit code.
+func endOf(exit *stream.Exit, f stream.Failure) (state, reason string) {
 	switch {
+	case (exit.Code != 0 || exit.Signal != "") && f.Class != "" && f.Class != stream.ClassTransient:
+		return stream.Failed, f.Class
 	case exit.Signal != "":
 		return stream.Failed, "killed by " + exit.Signal
 	case exit.Code != 0:
@@ -271,14 +306,14 @@ func endOf(exit *stream.Exit) (state, reason string) {
 
 // restarting records the end of a run that will be restarted after delay: the exit event, the
 // restarting state, the restart event and the count in the status.
-func (s *supervisor) restarting(exit *stream.Exit, delay time.Duration) {
+func (s *supervisor) restarting(exit *stream.Exit, f stream.Failure, delay time.Duration) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	reason := "start failed"
 	if exit != nil {
 		s.recordExitLocked(exit, now)
-		_, reason = endOf(exit)
+		_, reason = endOf(exit, f)
 		if reason == "" {
 			reason = "exited" // restart=always
 		}
@@ -346,15 +381,11 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	}
 	s := &supervisor{
 		root: d.Root, a: a, spec: spec, log: log, seq: last,
-		dec: stream.ForFormat(spec.Format),
-		machine: stream.Machine{
-			IdleAfter:  time.Duration(spec.IdleAfter),
-			StaleAfter: time.Duration(spec.StaleAfter),
-			InputOpen:  spec.Stdin == "stream-json",
-		},
-		kick: make(chan struct{}, 1),
-		lock: lock,
-		gone: watchGone(a.Dir, func() bool { return lock.Check() == nil }),
+		dec:     stream.ForFormat(spec.Format),
+		machine: machineFor(spec),
+		kick:    make(chan struct{}, 1),
+		lock:    lock,
+		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
 	}
 	now := time.Now()
 	s.status = state.Status{
@@ -366,8 +397,10 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		// agt restart: the count, the session and the totals carry on.
 		s.status.Restarts, s.status.History = old.Restarts, old.History
 		s.status.Turns, s.status.CostUSD, s.status.Usage = old.Turns, old.CostUSD, old.Usage
+		s.status.Error = old.Error
 		if old.SessionID != "" {
 			s.status.SessionID, s.status.SessionTotal = old.SessionID, old.SessionTotal
+			s.status.Resumable = old.Resumable
 			if r, ok := s.dec.(stream.SessionResumer); ok {
 				// Codex reports the thread's usage so far: without where it stood, the first
 				// resumed turn would count the whole thread again.
@@ -380,6 +413,21 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		s.snap.State = old.State
 	}
 	return s, nil
+}
+
+// machineFor is the state machine of the agent spec describes: structured agents follow their
+// turns, plain commands run while they live.
+func machineFor(spec *state.Spec) stream.Machine {
+	m := stream.Machine{
+		IdleAfter:  time.Duration(spec.IdleAfter),
+		StaleAfter: time.Duration(spec.StaleAfter),
+		StallAfter: time.Duration(spec.StallAfter),
+		InputOpen:  spec.Stdin == config.StdinStreamJSON,
+	}
+	if spec.Format != "" && spec.Format != "text" {
+		m.Mode = stream.Turns
+	}
+	return m
 }
 
 // logTo makes the supervisor log this process's stdout and stderr, where the Go runtime writes
@@ -425,11 +473,12 @@ type generation struct {
 }
 
 // start launches the agent in its own session with stdout and stderr on pipes and stdin on
-// /dev/null (or a pipe carrying the prompt, for stream-json kinds), records its identity and
-// emits spawned and state events. With resume it resumes the agent's session where the kind
-// can, with the resume prompt instead of the original one; else it starts afresh.
-func (s *supervisor) start(resume bool) (*generation, error) {
-	spawned, outR, errR, err := s.launch(resume)
+// /dev/null (or the prompt, for kinds that read it there), records its identity and emits
+// spawned and state events. StartResume resumes the agent's session where the kind can and the
+// session was saved, with the resume prompt instead of the original one; else, and for
+// StartNew and StartFresh, it starts afresh with the original prompt.
+func (s *supervisor) start(mode string) (*generation, error) {
+	spawned, outR, errR, err := s.launch(mode)
 	if err != nil {
 		return nil, err
 	}
@@ -438,20 +487,17 @@ func (s *supervisor) start(resume bool) (*generation, error) {
 	return g, nil
 }
 
-func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, err error) {
+func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, err error) {
 	s.instance = newInstance()
 	tmpl := s.spec.Argv
 	prompt, err := s.prompt()
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s.mu.Lock()
-	session := s.status.SessionID // the readers of the last run may still be writing it
-	s.mu.Unlock()
-	resumed := false
-	if resume && len(s.spec.Resume) > 0 && session != "" {
+	session, resumed := s.session(mode)
+	if resumed {
 		// The session goes on: the original prompt is not sent again.
-		tmpl, resumed = s.spec.Resume, true
+		tmpl = s.spec.Resume
 		rp := s.spec.ResumePrompt
 		if rp == "" {
 			rp = config.DefaultResumePrompt
@@ -501,12 +547,16 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 	}
 	pipes = append(pipes, outW, errW)
 	var stdinW *os.File
-	// Kinds that read stdin get a pipe that stays open between turns; the prompt is the first
-	// user message. Others get /dev/null: Codex and opencode hang on an open pipe.
+	// Kinds that converse on stdin get a pipe that stays open between turns; the prompt is the
+	// first user message. Kinds that read their prompt there get it as a file, read to its end.
+	// Others get /dev/null: Codex and opencode hang on an open pipe.
 	var stdin *os.File
-	if s.spec.Stdin == "stream-json" {
+	switch {
+	case s.spec.Stdin == config.StdinStreamJSON:
 		stdin, stdinW, err = os.Pipe()
-	} else {
+	case s.spec.Stdin == config.StdinPrompt && prompt != nil:
+		stdin, err = promptFile(*prompt)
+	default:
 		stdin, err = os.Open(os.DevNull)
 	}
 	if err != nil {
@@ -562,9 +612,64 @@ func (s *supervisor) launch(resume bool) (spawned []byte, outR, errR *os.File, e
 	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: shown, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
 	spawned = s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
-	s.setStateLocked(stream.Starting, "", now)
+	// A plain command is running from the start: nothing it says or keeps quiet changes that.
+	first := stream.Starting
+	if s.machine.Mode == stream.Plain {
+		first = stream.Running
+	}
+	s.setStateLocked(first, "", now)
+	if prompt != nil {
+		s.snap = s.machine.Begin(s.snap, now) // a turn is under way from its prompt
+	}
 	s.writeStatusLocked() // the new run's pid, even if it was starting already
 	return spawned, outR, errR, nil
+}
+
+// session decides how a start of the given mode treats the agent's session: it returns the
+// session id for $AGT_SESSION_ID and whether the start resumes it. A resume needs a resume argv
+// and a session the agent saved (one that got a reply); otherwise the start is fresh, and says
+// so when a resume was asked for. A fresh start of a kind that is given its session id gets a
+// new one (reusing one the agent saved would be refused as in use).
+func (s *supervisor) session(mode string) (id string, resumed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id = s.status.SessionID // the readers of the last run may still be writing it
+	switch {
+	case mode == StartResume && len(s.spec.Resume) > 0 && id != "" && s.status.Resumable:
+		return id, true
+	case mode == StartResume && len(s.spec.Resume) > 0 && id != "":
+		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
+			Message: fmt.Sprintf("session %s was never saved; starting afresh with the original prompt", id)}
+		s.appendLocked(&ev, time.Now())
+		s.flushLocked()
+	case mode == StartNew:
+		return id, false
+	}
+	id = ""
+	if s.spec.NewSession {
+		id = NewSessionID()
+	}
+	s.status.SessionID, s.status.SessionTotal, s.status.Resumable = id, state.Usage{}, false
+	return id, false
+}
+
+// promptFile returns a file holding prompt, read from its start: an agent reads it to its end
+// as stdin. It lives in memory and goes when the last descriptor closes.
+func promptFile(prompt string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("agt-prompt", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("prompt for stdin: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "agt-prompt")
+	if _, err := io.WriteString(f, prompt); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("prompt for stdin: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("prompt for stdin: %w", err)
+	}
+	return f, nil
 }
 
 // prompt reads the agent's prompt file; nil when it was spawned without one.
@@ -603,18 +708,6 @@ func userMessage(prompt string) []byte {
 	b := []byte(`{"type":"user","message":{"role":"user","content":`)
 	b = stream.AppendString(b, prompt)
 	return append(b, "}}\n"...)
-}
-
-// agentEnv is the supervisor's own environment (inherited from `agt spawn`), then the kind's
-// and the --env values, then the agt variables, which nothing may override.
-func (s *supervisor) agentEnv(vals map[string]string) []string {
-	env := append(os.Environ(), s.spec.Env...)
-	for _, t := range config.Tokens {
-		if v := vals[t]; v != "" {
-			env = append(env, t+"="+v)
-		}
-	}
-	return append(env, "AGT_INSTANCE="+s.instance)
 }
 
 // read starts the stdout and stderr readers; the returned channel closes when both reach EOF.
@@ -664,6 +757,9 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 	switch {
 	case stderr:
 		s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
+		if !truncated {
+			s.events = s.dec.DecodeStderr(s.events, line)
+		}
 	case truncated:
 		// A cut line cannot be decoded; keep what fits and say so.
 		if _, text := s.dec.(stream.Text); text {
@@ -674,11 +770,16 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 	default:
 		s.events = s.dec.Decode(s.events, line)
 	}
+	if len(s.events) == 0 {
+		// A line the decoder folds away (a streamed token) is still a sign of life.
+		s.moveLocked(s.machine.Active(s.snap, now), now)
+	}
 	for i := range s.events {
 		ev := &s.events[i]
-		if truncated {
+		if truncated && (ev.Type == stream.TypeStderr || ev.Type == stream.TypeOutput || ev.Type == stream.TypeUnparsed) {
 			ev.Truncated, ev.Bytes = true, n
 		}
+		s.recordLocked(ev)
 		s.appendLocked(ev, now)
 		s.observeLocked(ev, now)
 	}
@@ -762,19 +863,28 @@ func (s *supervisor) writeLog(b []byte) error {
 	return s.log.Write(b)
 }
 
-// observeLocked feeds an event to the state machine and records what it tells about the agent.
-func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
+// recordLocked records what an event of the agent tells about it in the status, before the
+// event is written: a result is numbered with the agent's count of finished turns.
+func (s *supervisor) recordLocked(ev *stream.Event) {
 	switch ev.Type {
 	case stream.TypeSession:
-		if ev.SessionID != s.status.SessionID {
-			s.status.SessionTotal = state.Usage{}
+		if ev.SessionID != "" && ev.SessionID != s.status.SessionID {
+			s.status.SessionTotal, s.status.Resumable = state.Usage{}, false
+			s.status.SessionID = ev.SessionID
 		}
-		s.status.SessionID = ev.SessionID
 		if ev.Model != "" {
 			s.status.Model = ev.Model
 		}
+	case stream.TypeText, stream.TypeToolUse, stream.TypeToolResult:
+		// The model replied: the agent has saved its session, which a restart can resume.
+		s.status.Resumable = s.status.SessionID != ""
 	case stream.TypeResult:
 		s.status.Turns++
+		ev.Turns = s.status.Turns
+		if ev.OK {
+			s.status.Resumable = s.status.SessionID != ""
+			s.status.Error = ""
+		}
 		if ev.CostUSD != nil && !math.IsNaN(*ev.CostUSD) && !math.IsInf(*ev.CostUSD, 0) {
 			c := *ev.CostUSD
 			if s.status.CostUSD != nil {
@@ -792,6 +902,10 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 			}
 		}
 	}
+}
+
+// observeLocked feeds an event to the state machine, writing the status when the state moved.
+func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 	if s.moveLocked(s.machine.Event(s.snap, ev, now), now) {
 		s.writeStatusLocked()
 	}
@@ -829,6 +943,7 @@ func (s *supervisor) setStateLocked(state, reason string, now time.Time) {
 
 func (s *supervisor) writeStatusLocked() {
 	s.status.Updated = time.Now()
+	s.status.Activity, s.status.Doing = s.snap.Activity, s.snap.Doing
 	st := s.status
 	if err := s.lock.WriteStatus(&st); err != nil {
 		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
@@ -853,7 +968,7 @@ func (s *supervisor) tree() pids.Tree {
 // run is the main loop of one generation: it waits for the agent's exit (from wait, never
 // from stdout EOF), stop requests and silence deadlines. It returns once nothing of the
 // generation is left, with how the agent ended and whether a stop was asked for.
-func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stopping bool) {
+func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failure stream.Failure, stopping bool) {
 	var (
 		graceEnd  <-chan time.Time
 		graceAt   time.Time
@@ -961,15 +1076,16 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, stoppi
 	s.drain(g)
 
 	s.mu.Lock()
-	s.events = s.dec.End(s.events[:0], *exit)
+	s.events, failure = s.dec.End(s.events[:0], *exit)
 	now := time.Now()
 	for i := range s.events {
+		s.recordLocked(&s.events[i]) // a turn's result that only the end reveals (opencode)
 		s.appendLocked(&s.events[i], now)
 	}
 	s.flushLocked()
 	s.mu.Unlock()
 
-	return exit, stopping
+	return exit, failure, stopping
 }
 
 // reap collects every child that has exited (adopted orphans included: we are their subreaper)
@@ -1081,6 +1197,9 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 	defer s.mu.Unlock()
 	if exit != nil {
 		s.recordExitLocked(exit, now)
+	}
+	if state == stream.Exited {
+		s.status.Error = "" // the last failure was cured
 	}
 	s.setStateLocked(state, reason, now)
 	s.writeStatusLocked()

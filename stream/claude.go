@@ -1,6 +1,9 @@
 package stream
 
 import (
+	"encoding/json"
+	"math"
+	"strconv"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -11,25 +14,31 @@ import (
 //
 // It reads:
 //   - system/init → session (only when the session, model or cwd changed: stdin mode repeats
-//     init at every turn); system/api_retry → a warning (error, fatal false);
-//     system/permission_denied → a warning naming the tool;
+//     init at every turn); system/api_retry → a retry notice (error, fatal false, attempt, status
+//     from error_status, class); system/permission_denied → permission with decision deny (id is
+//     the tool_use_id, input the tool_use's when it was small enough to keep);
 //   - assistant → one event per content block: text, or tool_use (also server and MCP tool
 //     blocks); thinking blocks are skipped, and so is the synthetic message the CLI writes for an
-//     API error (is_api_error_message), whose text the failed result repeats;
+//     API error (is_api_error_message, or an error category on a message of model <synthetic>),
+//     whose text the failed result repeats: its error category (authentication_failed,
+//     rate_limit, …) is kept to classify the failure;
 //   - user → tool_result for every tool_result block; the content, a string or an array of
 //     blocks, is kept as sent; user prompts and replays are skipped;
-//   - stream_event (--include-partial-messages) → text with delta true for each text_delta; the
-//     assistant line that follows each block still gives the complete text, so a reader takes
-//     either the chunks or the complete texts; thinking, signature and tool-input deltas and the
-//     message/block framing are skipped;
+//   - stream_event (--include-partial-messages) → nothing: the assistant line that follows each
+//     block carries the complete text, so token deltas would only repeat it;
 //   - control_request can_use_tool → permission (id is the request_id to answer, options the
-//     permission_suggestions as sent);
-//   - result → result, preceded by a fatal error when the turn failed. is_error decides, not
-//     subtype (API and auth failures come as subtype success with is_error true); subtype only
-//     when is_error is absent.
+//     permission_suggestions as sent, no decision);
+//   - result → a permission with decision deny for each entry of permission_denials not already
+//     reported by system/permission_denied, a fatal error when the turn failed (class from
+//     api_error_status, the message, the API error category; error_max_turns and
+//     error_max_budget_usd are config: the user's own limits), then result with steps =
+//     num_turns. is_error decides, not subtype (API and auth failures come as subtype success
+//     with is_error true); subtype only when is_error is absent.
 //
 // Every other type and subtype is skipped (keep_alive, rate_limit_event, tool_progress,
-// control_response, control_cancel_request, the other system subtypes, …).
+// control_response, control_cancel_request, the other system subtypes, …). Stderr only serves the
+// failure: "No conversation found with session ID" (resume of a session never saved) is session,
+// "Session ID … is already in use" config, unknown options and flag conflicts config.
 //
 // Cost and usage are per turn. The cost is the sum of model_usage_since_last_result[*].costUSD;
 // without that field it is total_cost_usd minus the previous result's, because total_cost_usd is
@@ -39,15 +48,29 @@ import (
 func NewClaude() Decoder { return &claudeDecoder{} }
 
 type claudeDecoder struct {
-	open                  bool              // a turn is under way: End synthesizes its result
-	sessionID, model, cwd string            // of the last session event
-	tools                 map[string]string // tool_use id → tool name, for the tool_result
-	lastTotal             float64           // total_cost_usd of the previous result, if any
+	open                  bool                  // a turn is under way: End synthesizes its result
+	sessionID, model, cwd string                // of the last session event
+	tools                 map[string]claudeTool // tool_use id → the call, for its result or denial
+	denied                map[string]bool       // tool_use ids whose denial was sent this turn
+	apiError              string                // category of the turn's synthetic API error message
+	lastTotal             float64               // total_cost_usd of the previous result, if any
 	haveTotal             bool
+	evidence              // what the run showed of why it may fail; DecodeStderr records stderr
 }
 
-// claudeMaxTools bounds the tool names kept for results that never come.
-const claudeMaxTools = 4096
+// claudeTool is a tool call waiting for its result: its name, and its input when it is at most
+// claudeMaxKeptInput bytes (a denial reports it; the tool_use event shares the bytes).
+type claudeTool struct {
+	name  string
+	input json.RawMessage
+}
+
+// claudeMaxTools bounds the tool calls kept for results that never come, and the denials kept
+// per turn; claudeMaxKeptInput bounds each kept input.
+const (
+	claudeMaxTools     = 4096
+	claudeMaxKeptInput = 8 << 10
+)
 
 // claudeLine holds the top-level fields of one line, read in a single pass.
 type claudeLine struct {
@@ -66,8 +89,10 @@ type claudeLine struct {
 	totalCost, sinceLast, usage             gjson.Result
 	numTurns, durationMS                    gjson.Result
 
-	// system/api_retry, system/permission_denied
-	attempt, maxRetries, retryDelay, errorStatus, errorName, toolName gjson.Result
+	apiErrorStatus, denials gjson.Result
+
+	// system/api_retry, system/permission_denied; error is also the assistant's error category
+	attempt, maxRetries, retryDelay, errorStatus, errorName, toolName, toolUseID gjson.Result
 }
 
 // Decode implements Decoder.
@@ -132,6 +157,12 @@ func (d *claudeDecoder) Decode(dst []Event, line []byte) []Event {
 			l.errorName = v
 		case "tool_name":
 			l.toolName = v
+		case "tool_use_id":
+			l.toolUseID = v
+		case "api_error_status":
+			l.apiErrorStatus = v
+		case "permission_denials":
+			l.denials = v
 		}
 		return true
 	})
@@ -149,8 +180,7 @@ func (d *claudeDecoder) Decode(dst []Event, line []byte) []Event {
 		d.open = true
 		dst = d.user(dst, &l)
 	case "stream_event":
-		d.open = true
-		dst = d.streamEvent(dst, &l)
+		d.open = true // deltas only: the complete block follows as an assistant line
 	case "control_request":
 		dst = d.controlRequest(dst, &l)
 	case "result":
@@ -161,6 +191,7 @@ func (d *claudeDecoder) Decode(dst []Event, line []byte) []Event {
 	if len(dst) == n && l.typ != "" && claudeMalformed(&l) {
 		return append(dst, Unparsed(line))
 	}
+	d.evidence.sawEvents(dst[n:])
 	return dst
 }
 
@@ -194,18 +225,38 @@ func (d *claudeDecoder) system(dst []Event, l *claudeLine) []Event {
 		d.sessionID, d.model, d.cwd = jsonString(l.sessionID), jsonString(l.model), jsonString(l.cwd)
 		return append(dst, Event{Type: TypeSession, SessionID: d.sessionID, Model: d.model, Cwd: d.cwd})
 	case "api_retry":
-		return append(dst, agentError(claudeRetryText(l), false))
+		return append(dst, retryNotice(claudeRetryText(l), int(jsonInt(l.errorStatus)), max(int(jsonInt(l.attempt)), 1)))
 	case "permission_denied":
-		msg := "permission denied"
-		if l.toolName.Str != "" {
-			msg += " for " + l.toolName.Str
+		if l.toolUseID.Str == "" && l.toolName.Str == "" {
+			return dst // names no call
 		}
-		if l.message.Type == gjson.String && l.message.Str != "" {
-			msg += ": " + l.message.Str
-		}
-		return append(dst, agentError(msg, false))
+		return d.deny(dst, l.toolUseID, l.toolName, gjson.Result{})
 	}
 	return dst
+}
+
+// deny appends a permission event with decision deny for a tool call, once per tool_use_id and
+// turn: system/permission_denied and result.permission_denials report the same denial.
+func (d *claudeDecoder) deny(dst []Event, id, tool, input gjson.Result) []Event {
+	ev := Event{Type: TypePermission, Decision: "deny", ID: jsonString(id), Tool: jsonString(tool), Input: jsonRaw(input)}
+	if ev.ID != "" {
+		if d.denied[ev.ID] {
+			return dst
+		}
+		if d.denied == nil || len(d.denied) >= claudeMaxTools {
+			d.denied = make(map[string]bool)
+		}
+		d.denied[ev.ID] = true
+		if call, ok := d.tools[ev.ID]; ok {
+			if ev.Tool == "" {
+				ev.Tool = call.name
+			}
+			if ev.Input == nil {
+				ev.Input = call.input
+			}
+		}
+	}
+	return append(dst, ev)
 }
 
 // claudeRetryText describes a system/api_retry line: "API request failed (529 overloaded),
@@ -234,14 +285,18 @@ func claudeRetryText(l *claudeLine) string {
 	}
 	if l.retryDelay.Type == gjson.Number {
 		b = append(b, " in "...)
-		b = append(b, l.retryDelay.Raw...)
+		b = strconv.AppendInt(b, int64(math.Round(l.retryDelay.Num)), 10) // 2.1.330 sends 561.298…
 		b = append(b, " ms"...)
 	}
 	return string(b)
 }
 
 func (d *claudeDecoder) assistant(dst []Event, l *claudeLine) []Event {
-	if l.apiError {
+	// 2.1.330 flags the synthetic message; 2.1.197 only names the category and the model.
+	if l.apiError || l.errorName.Str != "" && l.message.Get("model").Str == "<synthetic>" {
+		if l.errorName.Type == gjson.String {
+			d.apiError = jsonString(l.errorName)
+		}
 		return dst
 	}
 	l.content.ForEach(func(_, block gjson.Result) bool {
@@ -286,7 +341,7 @@ func (d *claudeDecoder) block(dst []Event, block gjson.Result) []Event {
 		return append(dst, Event{Type: TypeText, Text: jsonString(text)})
 	case t == "tool_use" || t == "server_tool_use" || t == "mcp_tool_use":
 		ev := Event{Type: TypeToolUse, ID: jsonString(id), Tool: jsonString(name), Input: jsonRaw(input)}
-		d.remember(ev.ID, ev.Tool)
+		d.remember(ev.ID, ev.Tool, ev.Input)
 		return append(dst, ev)
 	case strings.HasSuffix(t, "tool_result"):
 		ev := Event{Type: TypeToolResult, ID: jsonString(id), OK: !jsonTrue(isError), Output: jsonRaw(content)}
@@ -302,22 +357,25 @@ func (d *claudeDecoder) block(dst []Event, block gjson.Result) []Event {
 	return dst
 }
 
-func (d *claudeDecoder) remember(id, tool string) {
+func (d *claudeDecoder) remember(id, tool string, input json.RawMessage) {
 	if id == "" {
 		return
 	}
 	if d.tools == nil || len(d.tools) >= claudeMaxTools {
-		d.tools = make(map[string]string)
+		d.tools = make(map[string]claudeTool)
 	}
-	d.tools[id] = tool
+	if len(input) > claudeMaxKeptInput {
+		input = nil
+	}
+	d.tools[id] = claudeTool{tool, input}
 }
 
 func (d *claudeDecoder) forget(id string) string {
-	tool, ok := d.tools[id]
+	call, ok := d.tools[id]
 	if ok {
 		delete(d.tools, id)
 	}
-	return tool
+	return call.name
 }
 
 func (d *claudeDecoder) user(dst []Event, l *claudeLine) []Event {
@@ -331,21 +389,6 @@ func (d *claudeDecoder) user(dst []Event, l *claudeLine) []Event {
 		return true
 	})
 	return dst
-}
-
-func (d *claudeDecoder) streamEvent(dst []Event, l *claudeLine) []Event {
-	if l.event.Get("type").Str != "content_block_delta" {
-		return dst
-	}
-	delta := l.event.Get("delta")
-	if delta.Get("type").Str != "text_delta" {
-		return dst
-	}
-	text := delta.Get("text")
-	if text.Str == "" {
-		return dst
-	}
-	return append(dst, Event{Type: TypeText, Text: jsonString(text), Delta: true})
 }
 
 func (d *claudeDecoder) controlRequest(dst []Event, l *claudeLine) []Event {
@@ -386,10 +429,26 @@ func (d *claudeDecoder) result(dst []Event, l *claudeLine) []Event {
 	default:
 		return dst
 	}
+	l.denials.ForEach(func(_, v gjson.Result) bool {
+		var id, tool, input gjson.Result
+		v.ForEach(func(k, v gjson.Result) bool {
+			switch k.Str {
+			case "tool_use_id":
+				id = v
+			case "tool_name":
+				tool = v
+			case "tool_input":
+				input = v
+			}
+			return true
+		})
+		dst = d.deny(dst, id, tool, input)
+		return true
+	})
 	ev := Event{
 		Type:       TypeResult,
 		OK:         ok,
-		Turns:      int(jsonInt(l.numTurns)),
+		Steps:      int(jsonInt(l.numTurns)),
 		DurationMS: jsonInt(l.durationMS),
 		CostUSD:    d.cost(l),
 		Usage:      claudeUsage(l),
@@ -398,11 +457,27 @@ func (d *claudeDecoder) result(dst []Event, l *claudeLine) []Event {
 		ev.Text = jsonString(l.result)
 	} else {
 		ev.Text = claudeFailure(l)
-		dst = append(dst, agentError(ev.Text, true))
+		dst = append(dst, d.turnError(l, ev.Text))
 	}
-	d.open = false
+	d.open, d.apiError = false, ""
 	clear(d.tools)
+	clear(d.denied)
 	return append(dst, ev)
+}
+
+// turnError is the error event of a failed turn, classified by the API status, the message, the
+// category of the synthetic API error message, and the subtype, in that order.
+func (d *claudeDecoder) turnError(l *claudeLine, msg string) Event {
+	ev := fatalError(msg, int(jsonInt(l.apiErrorStatus)))
+	if ev.Class != ClassTransient {
+		return ev
+	}
+	if class, _ := classify(0, d.apiError); class != "" {
+		ev.Class = class
+	} else if l.subtype == "error_max_turns" || l.subtype == "error_max_budget_usd" {
+		ev.Class = ClassConfig
+	}
+	return ev
 }
 
 // claudeFailure is the message of a failed turn: the result text (API errors), else errors[]
@@ -502,10 +577,11 @@ func claudeUsage(l *claudeLine) *Usage {
 }
 
 // End implements Decoder.
-func (d *claudeDecoder) End(dst []Event, exit Exit) []Event {
+func (d *claudeDecoder) End(dst []Event, exit Exit) ([]Event, Failure) {
 	if d.open {
 		dst = append(dst, cutOffResult(exit, nil))
 	}
+	f := d.evidence.failure(exit, nil)
 	*d = claudeDecoder{}
-	return dst
+	return dst, f
 }

@@ -1,6 +1,8 @@
 package stream
 
 import (
+	"encoding/json"
+	"path"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -13,35 +15,47 @@ import (
 //   - item.completed agent_message → text; reasoning and todo_list items are skipped;
 //   - item error → a warning (error, fatal false): config and deprecation notices, the
 //     WebSocket fallback, "model rerouted";
-//   - command_execution, file_change, mcp_tool_call, web_search and collab_tool_call items →
-//     tool_use at item.started (the first one: web_search starts twice) and tool_result at
-//     item.completed (with a tool_use first when no start was seen). Input and output are the
-//     item as sent: Codex items are flat objects that hold the call and its outcome together.
-//     The id is the item's first "id" (item_N): a web_search item carries a second one, the
-//     provider's search id, which encoding/json would have picked;
-//   - top-level error → a warning: Codex sends retry notices ("Reconnecting... 2/5") and errors
-//     it recovers from this way; only turn.failed ends a turn;
-//   - turn.completed → result; turn.failed → a fatal error, then a failed result.
+//   - tool items → tool_use at item.started (the first one that says what it does: web_search
+//     starts twice, first with an empty query) and tool_result at item.completed (with a
+//     tool_use first when no start was seen). The id is the item's first "id" (item_N): a
+//     web_search item carries a second one, the provider's search id, which encoding/json would
+//     have picked. Per item type:
+//     command_execution → tool "command", input {"command"}, output the aggregated_output as a
+//     string, ok when exit_code is 0 and status completed;
+//     file_change → tool "file_change", input {"changes":[{path,kind}]}, output a summary
+//     ("add hello.txt, update b.go"), ok when status is completed;
+//     mcp_tool_call → tool "<server>.<tool>", input the arguments, output the text of
+//     result.content or the error's message, ok when status is completed without error;
+//     web_search → tool "web_search", input {"query"}, output the action as sent;
+//     collab_tool_call → tool as named, input and output the item as sent;
+//   - top-level error → a warning: Codex sends errors it recovers from this way; a retry
+//     notice ("Reconnecting... 2/5 (…)") is a warning with attempt 2, its status and class read
+//     from the text; only turn.failed ends a turn;
+//   - turn.completed → result; turn.failed → a fatal error (classified from its message: Codex
+//     quotes the HTTP status, "Missing environment variable" is auth), then a failed result.
 //
 // item.updated, turn.started, item.plan.delta, request_user_input and unknown types and item
-// types are skipped.
+// types are skipped. Stderr serves the failure: "no rollout found for thread id" (resume of an
+// unknown thread) is session; exit code 2 is a usage error (clap), config.
 //
 // turn.completed reports usage cumulative for the thread: the result carries the difference from
 // the previous turn.completed of the same thread seen by this decoder. Those totals outlive End,
 // so a decoder reused for the resumed process (codex exec resume) gets per-turn figures; a fresh
-// one learns where the thread stood from ResumeSession, or reports the thread's total. input_tokens counts cached
-// tokens in Codex's figures: the event's input_tokens is the uncached part. Codex reports no cost.
+// one learns where the thread stood from ResumeSession, or reports the thread's total.
+// input_tokens counts cached tokens in Codex's figures: the event's input_tokens is the uncached
+// part. Codex reports no cost.
 //
 // One process runs one turn, from its start: a process that exits with no turn.completed or
 // turn.failed (SIGINT, a crash, a resume of an unknown thread) gets a failed result in End.
 func NewCodex() Decoder { return &codexDecoder{open: true} }
 
 type codexDecoder struct {
-	open    bool            // the turn is under way
-	thread  string          // current thread id
-	text    string          // last agent message of the turn, the result's text
-	started map[string]bool // item ids whose tool_use was sent
-	totals  map[string]Usage
+	open     bool            // the turn is under way
+	thread   string          // current thread id
+	text     string          // last agent message of the turn, the result's text
+	started  map[string]bool // item ids whose tool_use was sent
+	totals   map[string]Usage
+	evidence // what the run showed of why it may fail; DecodeStderr records stderr
 }
 
 // codexMaxItems bounds the started items kept for completions that never come.
@@ -49,6 +63,13 @@ const codexMaxItems = 4096
 
 // Decode implements Decoder.
 func (d *codexDecoder) Decode(dst []Event, line []byte) []Event {
+	n := len(dst)
+	dst = d.decode(dst, line)
+	d.evidence.sawEvents(dst[n:])
+	return dst
+}
+
+func (d *codexDecoder) decode(dst []Event, line []byte) []Event {
 	root, blank, ok := jsonLine(line)
 	if !ok {
 		if blank {
@@ -96,22 +117,45 @@ func (d *codexDecoder) Decode(dst []Event, line []byte) []Event {
 		if message.Type != gjson.String {
 			return append(dst, Unparsed(line))
 		}
-		return append(dst, agentError(jsonString(message), false))
+		if attempt := codexRetry(message.Str); attempt > 0 {
+			return append(dst, retryNotice(jsonString(message), 0, attempt))
+		}
+		return append(dst, agentWarning(jsonString(message)))
 	case "turn.completed":
 		return d.turnCompleted(dst, usage)
 	case "turn.failed":
-		msg := errv.Get("message")
-		text := jsonString(msg)
+		text := jsonString(errv.Get("message"))
 		if text == "" {
 			text = "turn failed"
 		}
 		d.open = false
 		clear(d.started)
-		return append(dst, agentError(text, true), Event{Type: TypeResult, Text: text})
+		ev := fatalError(text, 0)
+		return append(dst, ev, Event{Type: TypeResult, Text: ev.Message})
 	case "":
 		return append(dst, Unparsed(line))
 	}
 	return dst
+}
+
+// codexRetry returns N of a retry notice, "Reconnecting... N/M (reason)", or 0.
+func codexRetry(msg string) int {
+	rest, ok := strings.CutPrefix(msg, "Reconnecting...")
+	if !ok {
+		return 0
+	}
+	rest = strings.TrimLeft(rest, " ")
+	n := 0
+	for i := 0; i < len(rest) && i < 6 && rest[i] >= '0' && rest[i] <= '9'; i++ {
+		n = n*10 + int(rest[i]-'0')
+	}
+	return n
+}
+
+// codexItem holds the fields of an item, read in a single pass.
+type codexItem struct {
+	id, typ, text, status, exitCode, errv, tool, server        gjson.Result
+	command, output, changes, arguments, result, query, action gjson.Result
 }
 
 func (d *codexDecoder) item(dst []Event, item gjson.Result, completed bool) []Event {
@@ -120,81 +164,189 @@ func (d *codexDecoder) item(dst []Event, item gjson.Result, completed bool) []Ev
 	default:
 		return dst
 	}
-	var id, typ, text, status, exitCode, errv, tool gjson.Result
+	var it codexItem
 	item.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "id":
-			if !id.Exists() { // web_search repeats "id": the first is the item's
-				id = v
+			if !it.id.Exists() { // web_search repeats "id": the first is the item's
+				it.id = v
 			}
 		case "type":
-			typ = v
+			it.typ = v
 		case "text":
-			text = v
+			it.text = v
 		case "message":
-			if !text.Exists() {
-				text = v
+			if !it.text.Exists() {
+				it.text = v
 			}
 		case "status":
-			status = v
+			it.status = v
 		case "exit_code":
-			exitCode = v
+			it.exitCode = v
 		case "error":
-			errv = v
+			it.errv = v
 		case "tool":
-			tool = v
+			it.tool = v
+		case "server":
+			it.server = v
+		case "command":
+			it.command = v
+		case "aggregated_output":
+			it.output = v
+		case "changes":
+			it.changes = v
+		case "arguments":
+			it.arguments = v
+		case "result":
+			it.result = v
+		case "query":
+			it.query = v
+		case "action":
+			it.action = v
 		}
 		return true
 	})
-	switch typ.Str {
+	switch it.typ.Str {
 	case "agent_message":
-		if !completed || text.Str == "" {
+		if !completed || it.text.Str == "" {
 			return dst
 		}
-		d.text = jsonString(text)
+		d.text = jsonString(it.text)
 		return append(dst, Event{Type: TypeText, Text: d.text})
 	case "error":
 		if !completed {
 			return dst
 		}
-		return append(dst, agentError(jsonString(text), false))
-	case "command_execution", "file_change", "web_search", "mcp_tool_call", "collab_tool_call":
-	default:
-		return dst
+		return append(dst, agentWarning(jsonString(it.text)))
 	}
-	name := typ.Str
-	if tool.Type == gjson.String && tool.Str != "" {
-		name = tool.Str // mcp_tool_call and collab_tool_call name the tool they called
-	}
-	seen := d.started[id.Str]
+	seen := d.started[it.id.Str]
 	if seen && !completed {
 		return dst // web_search starts twice
 	}
-	// One copy of the item serves as the input, the output, or both.
-	ev := Event{Type: TypeToolUse, ID: jsonString(id), Tool: strings.Clone(name), Input: jsonRaw(item)}
+	if !completed && it.typ.Str == "web_search" && it.query.Str == "" {
+		return dst // the second start says what it searches
+	}
+	use := Event{Type: TypeToolUse, ID: jsonString(it.id)}
+	use.Tool, use.Input = codexCall(&it, item)
 	if !seen {
-		dst = append(dst, ev)
+		dst = append(dst, use)
 		if !completed {
 			if d.started == nil || len(d.started) >= codexMaxItems {
 				d.started = make(map[string]bool)
 			}
-			d.started[ev.ID] = true
+			d.started[use.ID] = true
 			return dst
 		}
 	}
-	delete(d.started, id.Str)
-	ok := true
-	switch status.Str {
-	case "failed", "declined", "cancelled", "canceled", "error":
-		ok = false
+	delete(d.started, it.id.Str)
+	res := Event{Type: TypeToolResult, ID: use.ID, Tool: use.Tool, OK: true}
+	switch it.status.Str {
+	case "failed", "declined", "cancelled", "canceled", "error", "in_progress":
+		res.OK = false
 	}
-	if exitCode.Type == gjson.Number && exitCode.Num != 0 {
-		ok = false
+	if it.errv.Exists() && it.errv.Type != gjson.Null {
+		res.OK = false
 	}
-	if errv.Exists() && errv.Type != gjson.Null {
-		ok = false
+	switch it.typ.Str {
+	case "command_execution":
+		exited0 := it.exitCode.Type == gjson.Number && it.exitCode.Num == 0
+		res.OK = res.OK && it.status.Str == "completed" && exited0
+		if it.output.Exists() {
+			res.Output = stringValue(it.output.Str)
+		}
+	case "file_change":
+		res.OK = res.OK && it.status.Str == "completed"
+		res.Output = stringValue(codexChangeSummary(it.changes))
+	case "mcp_tool_call":
+		res.OK = res.OK && it.status.Str == "completed"
+		res.Output = codexMCPOutput(&it)
+	case "web_search":
+		res.Output = jsonRaw(it.action)
+	default: // collab_tool_call
+		res.Output = use.Input
 	}
-	return append(dst, Event{Type: TypeToolResult, ID: ev.ID, Tool: ev.Tool, OK: ok, Output: ev.Input})
+	return append(dst, res)
+}
+
+// codexCall returns the tool name and input of a tool item.
+func codexCall(it *codexItem, item gjson.Result) (string, json.RawMessage) {
+	switch it.typ.Str {
+	case "command_execution":
+		return "command", stringObject("command", it.command.Str)
+	case "file_change":
+		b := append(json.RawMessage(nil), `{"changes":[`...)
+		i := 0
+		it.changes.ForEach(func(_, c gjson.Result) bool {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			i++
+			b = AppendString(append(b, `{"path":`...), c.Get("path").Str)
+			b = AppendString(append(b, `,"kind":`...), c.Get("kind").Str)
+			b = append(b, '}')
+			return true
+		})
+		return "file_change", append(b, "]}"...)
+	case "mcp_tool_call":
+		if it.server.Str == "" {
+			return strings.Clone(it.tool.Str), jsonRaw(it.arguments)
+		}
+		return it.server.Str + "." + it.tool.Str, jsonRaw(it.arguments)
+	case "web_search":
+		return "web_search", stringObject("query", it.query.Str)
+	}
+	name := it.typ.Str
+	if it.tool.Type == gjson.String && it.tool.Str != "" {
+		name = it.tool.Str // collab_tool_call names the tool it called
+	}
+	return strings.Clone(name), jsonRaw(item)
+}
+
+// codexChangeSummary says what a file_change did: "add hello.txt, update b.go" (base names).
+func codexChangeSummary(changes gjson.Result) string {
+	var b strings.Builder
+	changes.ForEach(func(_, c gjson.Result) bool {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		kind := c.Get("kind").Str
+		if kind == "" {
+			kind = "change"
+		}
+		b.WriteString(kind)
+		if p := c.Get("path").Str; p != "" {
+			b.WriteByte(' ')
+			b.WriteString(path.Base(p))
+		}
+		return true
+	})
+	return b.String()
+}
+
+// codexMCPOutput is the text of an MCP call's result, its text blocks joined, or its error's
+// message, as a JSON string; nil when the item has neither.
+func codexMCPOutput(it *codexItem) json.RawMessage {
+	if msg := it.errv.Get("message"); msg.Type == gjson.String {
+		return stringValue(msg.Str)
+	}
+	if it.errv.Type == gjson.String {
+		return stringValue(it.errv.Str)
+	}
+	content := it.result.Get("content")
+	if !content.IsArray() {
+		return nil
+	}
+	var b strings.Builder
+	content.ForEach(func(_, block gjson.Result) bool {
+		if text := block.Get("text"); text.Type == gjson.String {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(text.Str)
+		}
+		return true
+	})
+	return stringValue(b.String())
 }
 
 func (d *codexDecoder) turnCompleted(dst []Event, usage gjson.Result) []Event {
@@ -242,12 +394,21 @@ func (d *codexDecoder) ResumeSession(id string, total Usage) {
 	d.totals[id] = total
 }
 
-// End implements Decoder.
-func (d *codexDecoder) End(dst []Event, exit Exit) []Event {
-	if d.open {
-		dst = append(dst, cutOffResult(exit, nil))
+// codexExitMeaning names what Codex's exit codes stand for: 2 is clap's usage error.
+func codexExitMeaning(code int) (exitMeaning, bool) {
+	if code == 2 {
+		return exitMeaning{class: ClassConfig, text: "usage error"}, true
 	}
+	return exitMeaning{}, false
+}
+
+// End implements Decoder.
+func (d *codexDecoder) End(dst []Event, exit Exit) ([]Event, Failure) {
+	if d.open {
+		dst = append(dst, cutOffResult(exit, codexExitMeaning))
+	}
+	f := d.evidence.failure(exit, codexExitMeaning)
 	totals := d.totals
 	*d = codexDecoder{open: true, totals: totals}
-	return dst
+	return dst, f
 }

@@ -1,18 +1,27 @@
 package stream
 
 // Decoder turns an agent's stdout, one line at a time, into events. Implementations keep the
-// little state a format needs (cumulative cost, the open turn) and never fail: what they cannot
-// read becomes an "unparsed" event with the raw line.
+// little state a format needs (cumulative cost, the open turn, the last lines of stderr) in
+// bounded memory, and never fail: what they cannot read becomes an "unparsed" event with the raw
+// line.
 //
-// The supervisor hands Decode complete lines only, without the newline; a line longer than its
-// cap never reaches the decoder (the supervisor records it as truncated itself). The slice passed
-// to Decode is reused after the call: copy what you keep.
+// The supervisor hands Decode and DecodeStderr complete lines only, without the newline; a line
+// longer than its cap never reaches the decoder (the supervisor records it as truncated itself).
+// The slice passed in is reused after the call: copy what you keep.
 type Decoder interface {
-	// Decode appends the events of one line to dst and returns it.
+	// Decode appends the events of one line of stdout to dst and returns it.
 	Decode(dst []Event, line []byte) []Event
-	// End is called once, after the process has exited, and appends whatever the stream left
-	// open: a turn cut off by a signal gets a synthesized end.
-	End(dst []Event, exit Exit) []Event
+	// DecodeStderr appends the events one line of the agent's stderr means beyond the stderr
+	// event the supervisor writes for every line: a retry notice, the model, nothing at all. It
+	// also lets the decoder remember stderr for End's Failure.
+	DecodeStderr(dst []Event, line []byte) []Event
+	// End is called once, after the process has exited. It appends whatever the stream left
+	// open (a turn cut off by a signal gets a synthesized result) and says why the run failed:
+	// the zero Failure for a clean exit (code 0, no signal), else Class is always set (transient
+	// when nothing more specific is known) and Message is the best one-line message seen (the
+	// stream's fatal error, a meaningful stderr line, what the exit code stands for), else
+	// "exit code N" or "killed by SIGX". After End the decoder is ready for the next run.
+	End(dst []Event, exit Exit) ([]Event, Failure)
 }
 
 // SessionResumer is a Decoder of running totals for a session (Codex's usage is cumulative for
@@ -38,8 +47,16 @@ func (Text) Decode(dst []Event, line []byte) []Event {
 	return append(dst, Event{Type: TypeOutput, Line: string(line)})
 }
 
-// End implements Decoder.
-func (Text) End(dst []Event, _ Exit) []Event { return dst }
+// DecodeStderr implements Decoder: a plain command's stderr means nothing more than itself.
+func (Text) DecodeStderr(dst []Event, _ []byte) []Event { return dst }
+
+// End implements Decoder: a failed exit is transient, "exit code N" or "killed by SIGX".
+func (Text) End(dst []Event, exit Exit) ([]Event, Failure) {
+	if exit.Clean() {
+		return dst, Failure{}
+	}
+	return dst, Failure{ClassTransient, exitText(exit)}
+}
 
 // Unparsed returns the event for a line a decoder could not read.
 func Unparsed(line []byte) Event { return Event{Type: TypeUnparsed, Raw: string(line)} }

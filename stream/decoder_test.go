@@ -92,26 +92,61 @@ func stdoutLines(file string, data []byte) [][]byte {
 	return lines
 }
 
-// decodeAll feeds lines to d as the supervisor does, through one reused buffer that is clobbered
-// after every call, then ends the stream. An event that kept a view of the buffer instead of a
-// copy would read differently after the clobbering: that is an error.
+// decodeAll feeds lines to d as the supervisor does (see decodeRun) and returns the events.
 func decodeAll(t testing.TB, d Decoder, lines [][]byte, exit Exit) []Event {
+	t.Helper()
+	events, _ := decodeRun(t, d, lines, nil, exit)
+	return events
+}
+
+// decodeRun feeds stdout lines, then stderr lines, to d as the supervisor does, through one
+// reused buffer that is clobbered after every call, then ends the stream. An event that kept a
+// view of the buffer instead of a copy would read differently after the clobbering: that is an
+// error, and so is a Failure that breaks the contract of End.
+func decodeRun(t testing.TB, d Decoder, lines, stderr [][]byte, exit Exit) ([]Event, Failure) {
 	t.Helper()
 	var events []Event
 	var buf, early []byte
-	for _, line := range lines {
+	feed := func(line []byte, decode func([]Event, []byte) []Event) {
 		buf = append(buf[:0], line...)
 		n := len(events)
-		events = d.Decode(events, buf)
+		events = decode(events, buf)
 		early = append(early, serialize(events[n:])...)
 		for i := range buf {
 			buf[i] = '#'
 		}
 	}
+	for _, line := range lines {
+		feed(line, d.Decode)
+	}
+	for _, line := range stderr {
+		feed(line, d.DecodeStderr)
+	}
 	if late := serialize(events); !bytes.Equal(early, late) {
 		t.Errorf("events changed when the line buffer was reused:\nbefore:\n%s\nafter:\n%s", early, late)
 	}
-	return d.End(events, exit)
+	events, f := d.End(events, exit)
+	checkFailure(t, f, exit)
+	return events, f
+}
+
+// checkFailure asserts the contract of End's Failure.
+func checkFailure(t testing.TB, f Failure, exit Exit) {
+	t.Helper()
+	if exit.Clean() {
+		if f != (Failure{}) {
+			t.Errorf("clean exit gave failure %+v", f)
+		}
+		return
+	}
+	switch f.Class {
+	case ClassAuth, ClassConfig, ClassRate, ClassTransient, ClassSession:
+	default:
+		t.Errorf("exit %+v: failure class %q", exit, f.Class)
+	}
+	if f.Message == "" || strings.ContainsAny(f.Message, "\r\n") || len(f.Message) > failureMessageMax+len("…") {
+		t.Errorf("exit %+v: failure message %q is not one short line", exit, f.Message)
+	}
 }
 
 func serialize(events []Event) []byte {
@@ -139,6 +174,28 @@ func checkEvents(t testing.TB, events []Event) {
 		if e.Type == TypeError && e.Source != SourceAgent {
 			t.Errorf("event %d: error with source %q", i, e.Source)
 		}
+		if e.Delta {
+			t.Errorf("event %d: a delta: decoders fold chunks into whole texts", i)
+		}
+		if e.Turns != 0 {
+			t.Errorf("event %d: decoder set turns (the supervisor counts them)", i)
+		}
+		if e.Type == TypeError {
+			switch e.Class {
+			case "", ClassAuth, ClassConfig, ClassRate, ClassTransient, ClassSession:
+			default:
+				t.Errorf("event %d: class %q", i, e.Class)
+			}
+			if e.Fatal && (e.Class == "" || e.Attempt != 0) {
+				t.Errorf("event %d: fatal error without class or with attempt: %+v", i, e)
+			}
+			if e.Attempt < 0 || e.Attempt > 0 && e.Class == "" {
+				t.Errorf("event %d: retry notice without class: %+v", i, e)
+			}
+		}
+		if e.Decision != "" && (e.Type != TypePermission || e.Decision != "deny" && e.Decision != "allow") {
+			t.Errorf("event %d: decision %q on %s", i, e.Decision, e.Type)
+		}
 		line := e.AppendJSON(nil)
 		if !json.Valid(line) {
 			t.Errorf("event %d: invalid JSON: %s", i, line)
@@ -147,6 +204,29 @@ func checkEvents(t testing.TB, events []Event) {
 			t.Errorf("event %d: newline in %s", i, line)
 		}
 	}
+}
+
+// stderrOf returns the lines of a fixture's stderr capture, <fixture>.stderr, if there is one.
+func stderrOf(t testing.TB, file string) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile(strings.TrimSuffix(file, filepath.Ext(file)) + ".stderr")
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stdoutLines("", data)
+}
+
+// appendFailure writes End's Failure as the last line of a golden file, when the run failed.
+func appendFailure(dst []byte, f Failure) []byte {
+	if f == (Failure{}) {
+		return dst
+	}
+	dst = AppendString(append(dst, `{"failure":{"class":`...), f.Class)
+	dst = AppendString(append(dst, `,"message":`...), f.Message)
+	return append(dst, "}}\n"...)
 }
 
 // TestGolden decodes every fixture and compares the events with <fixture>.golden.ndjson;
@@ -160,9 +240,9 @@ func TestGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				events := decodeAll(t, f.new(), stdoutLines(file, data), Exit{Code: codes[stem(file)]})
+				events, failure := decodeRun(t, f.new(), stdoutLines(file, data), stderrOf(t, file), Exit{Code: codes[stem(file)]})
 				checkEvents(t, events)
-				got := serialize(events)
+				got := appendFailure(serialize(events), failure)
 				golden := filepath.Join("testdata", f.name, stem(file)+".golden.ndjson")
 				if *update {
 					if err := os.WriteFile(golden, got, 0o644); err != nil {
@@ -351,14 +431,22 @@ func TestCodexWebSearchKeepsItemID(t *testing.T) {
 	}
 }
 
+// Gemini: End names what the exit code stands for, in the cut-off result and in the Failure
+// (class and, for the codes that say what to do, the message).
 func TestGeminiExitMeaning(t *testing.T) {
-	ev := NewGemini().End(nil, Exit{Code: 55})
-	if len(ev) != 1 || ev[0].Text != "agent exited with code 55 (untrusted workspace: pass --skip-trust) before the turn ended" {
-		t.Errorf("got %s", serialize(ev))
-	}
-	ev = NewGemini().End(nil, Exit{Code: 173})
-	if len(ev) != 1 || ev[0].Text != "agent exited with code 173 (API error, HTTP status 429) before the turn ended" {
-		t.Errorf("got %s", serialize(ev))
+	for _, tc := range []struct {
+		code       int
+		text       string
+		class, msg string
+	}{
+		{55, "agent exited with code 55 (untrusted workspace: pass --skip-trust or set GEMINI_CLI_TRUST_WORKSPACE=true) before the turn ended",
+			ClassConfig, "untrusted workspace: pass --skip-trust or set GEMINI_CLI_TRUST_WORKSPACE=true"},
+		{173, "agent exited with code 173 (API error, HTTP status 429) before the turn ended", ClassRate, "API error, HTTP status 429"},
+	} {
+		ev, f := NewGemini().End(nil, Exit{Code: tc.code})
+		if len(ev) != 1 || ev[0].Text != tc.text || f != (Failure{tc.class, tc.msg}) {
+			t.Errorf("exit %d: got %s %+v", tc.code, serialize(ev), f)
+		}
 	}
 }
 
@@ -392,7 +480,7 @@ func benchmarkDecoder(b *testing.B, agent string, newDecoder func() Decoder) {
 		for _, l := range lines {
 			events = d.Decode(events[:0], l)
 		}
-		events = d.End(events[:0], Exit{})
+		events, _ = d.End(events[:0], Exit{})
 	}
 }
 
@@ -401,21 +489,37 @@ func BenchmarkCodex(b *testing.B)    { benchmarkDecoder(b, "codex", NewCodex) }
 func BenchmarkOpencode(b *testing.B) { benchmarkDecoder(b, "opencode", NewOpencode) }
 func BenchmarkGemini(b *testing.B)   { benchmarkDecoder(b, "gemini", NewGemini) }
 
+// fuzzStderr are stderr lines of the real CLIs, seeds for the stderr side of the fuzz targets.
+var fuzzStderr = []string{
+	"Error: No conversation found with session ID: 00000000-0000-4000-8000-000000000000",
+	"Error: thread/resume: thread/resume failed: no rollout found for thread id 01a2",
+	"error: unexpected argument '--bogus' found",
+	"Error: Session not found",
+	"Attempt 1 failed with status 429. Retrying with backoff... GaxiosError: [{",
+	"Attempt 2 failed: You have exhausted your capacity on this model.. Retrying after 5000ms...",
+	"Reading additional input from stdin...",
+}
+
 // fuzzDecoder seeds a fuzz target with every fixture and every line of them, then checks that
-// any input, split into lines, decodes without panic into events that serialize to valid JSON.
+// any input, split into lines (stdout, then stderr), decodes without panic into events that
+// serialize to valid JSON, and ends with a Failure that keeps End's contract.
 func fuzzDecoder(f *testing.F, agent string, newDecoder func() Decoder) {
 	for _, file := range fixtures(f, agent) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(data)
-		for _, l := range stdoutLines(file, data) {
-			f.Add(l)
+		f.Add(data, []byte(strings.Join(fuzzStderr, "\n")), 1)
+		for i, l := range stdoutLines(file, data) {
+			f.Add(l, []byte(fuzzStderr[i%len(fuzzStderr)]), i)
 		}
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		events := decodeAll(t, newDecoder(), bytes.Split(data, []byte("\n")), Exit{Code: len(data) % 3})
+	f.Fuzz(func(t *testing.T, data, stderr []byte, code int) {
+		exit := Exit{Code: code % 256}
+		if code < 0 {
+			exit = Exit{Code: -1, Signal: "SIGTERM"}
+		}
+		events, _ := decodeRun(t, newDecoder(), bytes.Split(data, []byte("\n")), bytes.Split(stderr, []byte("\n")), exit)
 		checkEvents(t, events)
 	})
 }

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/tidwall/gjson"
 )
 
 // Tests of documented decoder details that the captured fixtures do not exercise. Each feeds a
@@ -22,7 +20,7 @@ func TestGeminiUsageFallsBackToStatsModels(t *testing.T) {
 		`"models":{"gemini-2.5-pro":{"total_tokens":1050,"input_tokens":1000,"output_tokens":50,"cached":300,"input":700},`+
 		`"gemini-2.5-flash":{"total_tokens":220,"input_tokens":200,"output_tokens":20,"cached":40}}}}`))
 	want := Usage{InputTokens: 700 + (200 - 40), OutputTokens: 50 + 20, CacheReadTokens: 300 + 40}
-	if len(ev) != 1 || ev[0].Type != TypeResult || ev[0].Usage == nil || *ev[0].Usage != want || ev[0].DurationMS != 9 {
+	if len(ev) != 2 || ev[1].Type != TypeResult || ev[1].Usage == nil || *ev[1].Usage != want || ev[1].DurationMS != 9 {
 		t.Errorf("got %s, want usage %+v", serialize(ev), want)
 	}
 }
@@ -37,7 +35,7 @@ func TestGeminiInputWithoutUncachedField(t *testing.T) {
 }
 
 // Gemini: an assistant message without delta is a complete text by itself; it ends the chunked
-// message under way (whose chunks follow joined first), and is the result's text.
+// message under way (whose chunks come joined first, as one text), and is the result's text.
 func TestGeminiCompleteAssistantMessage(t *testing.T) {
 	lines := stdoutLines("", []byte(`{"type":"init","session_id":"s1","model":"gemini-2.5-flash"}
 {"type":"message","role":"user","content":"hi"}
@@ -48,8 +46,6 @@ func TestGeminiCompleteAssistantMessage(t *testing.T) {
 	got := decodeAll(t, NewGemini(), lines, Exit{})
 	want := []Event{
 		{Type: TypeSession, SessionID: "s1", Model: "gemini-2.5-flash"},
-		{Type: TypeText, Text: "Hel", Delta: true},
-		{Type: TypeText, Text: "lo.", Delta: true},
 		{Type: TypeText, Text: "Hello."},
 		{Type: TypeText, Text: "Complete answer."},
 		{Type: TypeResult, OK: true, Text: "Complete answer.", Usage: &Usage{InputTokens: 10, OutputTokens: 2}},
@@ -59,8 +55,8 @@ func TestGeminiCompleteAssistantMessage(t *testing.T) {
 	}
 }
 
-// Gemini: a chunked message is sent whole when it ends at exit, before the failed result End
-// writes for the turn the process left open.
+// Gemini: a chunked message is sent whole, once, when it ends at exit, before the failed result
+// End writes for the turn the process left open.
 func TestGeminiChunksFlushedAtExit(t *testing.T) {
 	lines := stdoutLines("", []byte(`{"type":"init","session_id":"s1","model":"m"}
 {"type":"message","role":"assistant","content":"Partial an","delta":true}
@@ -68,8 +64,6 @@ func TestGeminiChunksFlushedAtExit(t *testing.T) {
 	got := decodeAll(t, NewGemini(), lines, Exit{Code: 0})
 	want := []Event{
 		{Type: TypeSession, SessionID: "s1", Model: "m"},
-		{Type: TypeText, Text: "Partial an", Delta: true},
-		{Type: TypeText, Text: "swer", Delta: true},
 		{Type: TypeText, Text: "Partial answer"},
 		{Type: TypeResult, Text: "agent exited with code 0 before the turn ended"},
 	}
@@ -85,7 +79,6 @@ func TestGeminiErrorEventIsWarning(t *testing.T) {
 {"type":"error","timestamp":"2026-11-22T07:33:37.465Z","severity":"error","message":"Loop detected"}`))
 	got := decodeAll(t, NewGemini(), lines, Exit{})
 	want := []Event{
-		{Type: TypeText, Text: "a", Delta: true},
 		{Type: TypeText, Text: "a"},
 		{Type: TypeError, Message: "Loop detected", Source: SourceAgent, Fatal: false},
 		{Type: TypeResult, Text: "agent exited with code 0 before the turn ended"},
@@ -122,7 +115,7 @@ func TestGeminiExitMeaningDocumentedCodes(t *testing.T) {
 		{41, "agent exited with code 41 (authentication failed) before the turn ended"},
 		{144, "agent exited with code 144 (API error, HTTP status 400) before the turn ended"},
 	} {
-		ev := NewGemini().End(nil, Exit{Code: tc.code})
+		ev, _ := NewGemini().End(nil, Exit{Code: tc.code})
 		if len(ev) != 1 || ev[0].Text != tc.want {
 			t.Errorf("exit %d: got %s, want text %q", tc.code, serialize(ev), tc.want)
 		}
@@ -146,12 +139,12 @@ func TestOpencodeDoneWritesResult(t *testing.T) {
 		d.Decode(nil, l)
 	}
 	cost := 0.5
-	want := []Event{{Type: TypeResult, OK: true, Text: "first", Turns: 1, CostUSD: &cost,
+	want := []Event{{Type: TypeResult, OK: true, Text: "first", Steps: 1, CostUSD: &cost,
 		Usage: &Usage{InputTokens: 100, OutputTokens: 15, CacheReadTokens: 20, CacheWriteTokens: 30}}}
 	if got := d.Decode(nil, []byte(opencodeDone)); !bytes.Equal(serialize(got), serialize(want)) {
 		t.Errorf("done gave:\n%swant:\n%s", serialize(got), serialize(want))
 	}
-	if got := d.End(nil, Exit{Code: -1, Signal: "SIGTERM"}); len(got) != 0 {
+	if got, _ := d.End(nil, Exit{Code: -1, Signal: "SIGTERM"}); len(got) != 0 {
 		t.Errorf("End after done gave %s, want nothing", serialize(got))
 	}
 }
@@ -183,10 +176,10 @@ func TestOpencodeNewTurnAfterDone(t *testing.T) {
 	want := []Event{
 		{Type: TypeSession, SessionID: "ses_1"},
 		{Type: TypeText, Text: "first"},
-		{Type: TypeResult, OK: true, Text: "first", Turns: 1, CostUSD: &first,
+		{Type: TypeResult, OK: true, Text: "first", Steps: 1, CostUSD: &first,
 			Usage: &Usage{InputTokens: 100, OutputTokens: 15, CacheReadTokens: 20, CacheWriteTokens: 30}},
 		{Type: TypeText, Text: "second"},
-		{Type: TypeResult, OK: true, Text: "second", Turns: 1, CostUSD: &second, Usage: &Usage{InputTokens: 7, OutputTokens: 1}},
+		{Type: TypeResult, OK: true, Text: "second", Steps: 1, CostUSD: &second, Usage: &Usage{InputTokens: 7, OutputTokens: 1}},
 	}
 	if !bytes.Equal(serialize(got), serialize(want)) {
 		t.Errorf("got:\n%swant:\n%s", serialize(got), serialize(want))
@@ -233,14 +226,14 @@ func TestOpencodeEndResultOK(t *testing.T) {
 }
 
 // opencode: cost and tokens are sums over the turn's steps; reasoning tokens count as output;
-// cost is null when no step reported one; turns counts the steps.
+// cost is null when no step reported one; steps counts the step_finish events.
 func TestOpencodeStepSums(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		lines string
 		cost  string // "null" or the number
 		usage Usage
-		turns int
+		steps int
 	}{
 		{"two steps, one without cost", `{"type":"step_finish","sessionID":"ses_1","part":{"reason":"tool-calls","cost":0.5,"tokens":{"input":100,"output":10,"reasoning":5,"cache":{"read":20,"write":30}}}}
 {"type":"step_finish","sessionID":"ses_1","part":{"reason":"stop","tokens":{"input":7,"output":1,"reasoning":2,"cache":{"read":3,"write":4}}}}`,
@@ -257,8 +250,8 @@ func TestOpencodeStepSums(t *testing.T) {
 		if last.CostUSD != nil {
 			cost = strconv.FormatFloat(*last.CostUSD, 'g', -1, 64)
 		}
-		if last.Type != TypeResult || cost != tc.cost || *last.Usage != tc.usage || last.Turns != tc.turns {
-			t.Errorf("%s: got %s, want cost %s usage %+v turns %d", tc.name, last.AppendJSON(nil), tc.cost, tc.usage, tc.turns)
+		if last.Type != TypeResult || cost != tc.cost || *last.Usage != tc.usage || last.Steps != tc.steps {
+			t.Errorf("%s: got %s, want cost %s usage %+v steps %d", tc.name, last.AppendJSON(nil), tc.cost, tc.usage, tc.steps)
 		}
 	}
 }
@@ -373,29 +366,68 @@ func TestCodexUsageStartsOver(t *testing.T) {
 	}
 }
 
-// Codex: mcp_tool_call and collab_tool_call items are tools, named by the tool they called;
-// input and output are the item as sent.
-func TestCodexNamedToolItems(t *testing.T) {
+// Codex: each tool item has its own tool name, input and output. command_execution is
+// "command" with input {"command"} and the aggregated output as a string, ok only when the exit
+// code is 0 and the status completed; file_change lists its changes and says what they did;
+// mcp_tool_call is "<server>.<tool>" with the arguments, and the text of its result or its
+// error; web_search gives its query, once it knows it, and its action; collab_tool_call keeps
+// the item as sent.
+func TestCodexToolItems(t *testing.T) {
 	for _, tc := range []struct {
-		started, completed string
-		id, tool           string
+		name  string
+		lines string
+		want  []Event
 	}{
-		{`{"type":"item.started","item":{"id":"item_4","type":"mcp_tool_call","server":"github","tool":"search_issues","arguments":{"q":"is:open"},"status":"in_progress"}}`,
-			`{"type":"item.completed","item":{"id":"item_4","type":"mcp_tool_call","server":"github","tool":"search_issues","arguments":{"q":"is:open"},"result":{"content":[{"type":"text","text":"3 issues"}],"structured_content":null},"status":"completed"}}`,
-			"item_4", "search_issues"},
-		{`{"type":"item.started","item":{"id":"item_5","type":"collab_tool_call","tool":"spawn_agent","prompt":"p","status":"in_progress"}}`,
-			`{"type":"item.completed","item":{"id":"item_5","type":"collab_tool_call","tool":"spawn_agent","prompt":"p","status":"completed"}}`,
-			"item_5", "spawn_agent"},
+		{"command, completed", `{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"ls","aggregated_output":"","exit_code":null,"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"ls","aggregated_output":"a.txt\n","exit_code":0,"status":"completed"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_1", Tool: "command", Input: json.RawMessage(`{"command":"ls"}`)},
+			{Type: TypeToolResult, ID: "item_1", Tool: "command", OK: true, Output: json.RawMessage(`"a.txt\n"`)},
+		}},
+		{"command, exit code 0 but declined", `{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"rm -rf /","aggregated_output":"","exit_code":0,"status":"declined"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_1", Tool: "command", Input: json.RawMessage(`{"command":"rm -rf /"}`)},
+			{Type: TypeToolResult, ID: "item_1", Tool: "command", OK: false, Output: json.RawMessage(`""`)},
+		}},
+		{"command, completed without exit code", `{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"x","aggregated_output":"o","status":"completed"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_1", Tool: "command", Input: json.RawMessage(`{"command":"x"}`)},
+			{Type: TypeToolResult, ID: "item_1", Tool: "command", OK: false, Output: json.RawMessage(`"o"`)},
+		}},
+		{"file_change", `{"type":"item.started","item":{"id":"item_2","type":"file_change","changes":[{"path":"/r/hello.txt","kind":"add"},{"path":"/r/src/b.go","kind":"update","diff":"@@"}],"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"/r/hello.txt","kind":"add"},{"path":"/r/src/b.go","kind":"update","diff":"@@"}],"status":"completed"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_2", Tool: "file_change", Input: json.RawMessage(`{"changes":[{"path":"/r/hello.txt","kind":"add"},{"path":"/r/src/b.go","kind":"update"}]}`)},
+			{Type: TypeToolResult, ID: "item_2", Tool: "file_change", OK: true, Output: json.RawMessage(`"add hello.txt, update b.go"`)},
+		}},
+		{"file_change failed", `{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"/r/x","kind":"delete"}],"status":"failed"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_2", Tool: "file_change", Input: json.RawMessage(`{"changes":[{"path":"/r/x","kind":"delete"}]}`)},
+			{Type: TypeToolResult, ID: "item_2", Tool: "file_change", OK: false, Output: json.RawMessage(`"delete x"`)},
+		}},
+		{"mcp_tool_call", `{"type":"item.started","item":{"id":"item_4","type":"mcp_tool_call","server":"github","tool":"search_issues","arguments":{"q":"is:open"},"status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_4","type":"mcp_tool_call","server":"github","tool":"search_issues","arguments":{"q":"is:open"},"result":{"content":[{"type":"text","text":"3 issues"},{"type":"image","data":"…"},{"type":"text","text":"done"}],"structured_content":null},"status":"completed"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_4", Tool: "github.search_issues", Input: json.RawMessage(`{"q":"is:open"}`)},
+			{Type: TypeToolResult, ID: "item_4", Tool: "github.search_issues", OK: true, Output: json.RawMessage(`"3 issues\ndone"`)},
+		}},
+		{"mcp_tool_call failed", `{"type":"item.completed","item":{"id":"item_4","type":"mcp_tool_call","server":"github","tool":"search_issues","arguments":{},"error":{"message":"server gone"},"status":"failed"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_4", Tool: "github.search_issues", Input: json.RawMessage(`{}`)},
+			{Type: TypeToolResult, ID: "item_4", Tool: "github.search_issues", OK: false, Output: json.RawMessage(`"server gone"`)},
+		}},
+		{"web_search starts twice, the first without its query", `{"type":"item.started","item":{"id":"item_1","type":"web_search","id":"ws_15","query":"","action":{"type":"other"}}}
+{"type":"item.started","item":{"id":"item_1","type":"web_search","id":"ws_15","query":"golang ndjson","action":{"type":"search","query":"golang ndjson"}}}
+{"type":"item.completed","item":{"id":"item_1","type":"web_search","id":"ws_15","query":"golang ndjson","action":{"type":"search","query":"golang ndjson"}}}`, []Event{
+			{Type: TypeToolUse, ID: "item_1", Tool: "web_search", Input: json.RawMessage(`{"query":"golang ndjson"}`)},
+			{Type: TypeToolResult, ID: "item_1", Tool: "web_search", OK: true, Output: json.RawMessage(`{"type":"search","query":"golang ndjson"}`)},
+		}},
+		{"collab_tool_call", `{"type":"item.started","item":{"id":"item_5","type":"collab_tool_call","tool":"spawn_agent","prompt":"p","status":"in_progress"}}
+{"type":"item.completed","item":{"id":"item_5","type":"collab_tool_call","tool":"spawn_agent","prompt":"p","status":"completed"}}`, []Event{
+			{Type: TypeToolUse, ID: "item_5", Tool: "spawn_agent", Input: json.RawMessage(`{"id":"item_5","type":"collab_tool_call","tool":"spawn_agent","prompt":"p","status":"in_progress"}`)},
+			{Type: TypeToolResult, ID: "item_5", Tool: "spawn_agent", OK: true, Output: json.RawMessage(`{"id":"item_5","type":"collab_tool_call","tool":"spawn_agent","prompt":"p","status":"completed"}`)},
+		}},
 	} {
 		d := NewCodex()
-		got := d.Decode(nil, []byte(tc.started))
-		got = d.Decode(got, []byte(tc.completed))
-		want := []Event{
-			{Type: TypeToolUse, ID: tc.id, Tool: tc.tool, Input: json.RawMessage(gjson.Get(tc.started, "item").Raw)},
-			{Type: TypeToolResult, ID: tc.id, Tool: tc.tool, OK: true, Output: json.RawMessage(gjson.Get(tc.completed, "item").Raw)},
+		var got []Event
+		for _, l := range stdoutLines("", []byte(tc.lines)) {
+			got = d.Decode(got, l)
 		}
-		if !bytes.Equal(serialize(got), serialize(want)) {
-			t.Errorf("got:\n%swant:\n%s", serialize(got), serialize(want))
+		if !bytes.Equal(serialize(got), serialize(tc.want)) {
+			t.Errorf("%s: got:\n%swant:\n%s", tc.name, serialize(got), serialize(tc.want))
 		}
 	}
 }

@@ -4,7 +4,29 @@
 // Invariants: a decoder never fails and never panics on input; a line it cannot read becomes an
 // "unparsed" event carrying the raw text. Decoders leave V, TS, Agent and Seq zero: the supervisor
 // stamps them when it appends the event to the log. Every event serializes to one line of JSON
-// with exactly the fields its type names in DESIGN.md, so readers can rely on their presence.
+// with exactly the fields its type names below, so readers can rely on their presence; the
+// fields marked optional appear only when set.
+//
+// Events of schema v1: every line has v, ts, agent, seq and type, then
+//
+//	spawned      kind, argv, cwd, workspace, pid
+//	state        from, to, reason
+//	session      session_id, model, cwd (session_id is "" when a decoder learns only the model)
+//	text         text; delta (optional, true: a chunk; the decoders no longer write chunks)
+//	tool_use     id, tool, input
+//	tool_result  id, tool, ok, output
+//	permission   id, tool, input, options; decision (optional: "deny" or "allow" when the event
+//	             reports a decision already taken, absent while the agent waits for one)
+//	result       ok, text, turns, duration_ms, cost_usd (null when unknown), usage; steps
+//	             (optional: the agent's own count of model round trips in the turn)
+//	output       line; truncated and bytes (optional)
+//	stderr       line; truncated and bytes (optional)
+//	error        message, source, fatal; class (optional: auth, config, rate, transient, session),
+//	             status (optional: the HTTP status of a failed model request), attempt (optional:
+//	             the retry number of a model request the agent retries; fatal is then false)
+//	restart      attempt, delay_ms, reason
+//	exit         code (null when killed by a signal), signal (null when not)
+//	unparsed     raw; truncated and bytes (optional)
 package stream
 
 import (
@@ -84,7 +106,7 @@ type Event struct {
 	SessionID string `json:"session_id,omitempty"`
 	Model     string `json:"model,omitempty"`
 
-	// text, result
+	// text, result; Delta stays for readers of older logs: decoders send whole texts only.
 	Text  string `json:"text,omitempty"`
 	Delta bool   `json:"delta,omitempty"`
 
@@ -96,8 +118,13 @@ type Event struct {
 	Output  json.RawMessage `json:"output,omitempty"`
 	Options json.RawMessage `json:"options,omitempty"`
 
-	// result
+	// permission: "deny" or "allow" when the decision is taken already, "" while it waits.
+	Decision string `json:"decision,omitempty"`
+
+	// result: Turns is the supervisor's count of finished turns (decoders leave it 0), Steps the
+	// agent's own count of model round trips in the turn (0 when it reports none).
 	Turns      int      `json:"turns,omitempty"`
+	Steps      int      `json:"steps,omitempty"`
 	DurationMS int64    `json:"duration_ms,omitempty"`
 	CostUSD    *float64 `json:"cost_usd,omitempty"`
 	Usage      *Usage   `json:"usage,omitempty"`
@@ -107,12 +134,14 @@ type Event struct {
 	Truncated bool   `json:"truncated,omitempty"`
 	Bytes     int    `json:"bytes,omitempty"`
 
-	// error
+	// error: Class (a Class* constant) and Status (HTTP) say why, when the decoder knows.
 	Message string `json:"message,omitempty"`
 	Source  string `json:"source,omitempty"`
 	Fatal   bool   `json:"fatal,omitempty"`
+	Class   string `json:"class,omitempty"`
+	Status  int    `json:"status,omitempty"`
 
-	// restart
+	// restart; error: the retry number (from 1) of a model request the agent retries.
 	Attempt int   `json:"attempt,omitempty"`
 	DelayMS int64 `json:"delay_ms,omitempty"`
 
@@ -128,7 +157,8 @@ type Event struct {
 func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
 
 // AppendJSON appends the event as one JSON object, without a newline, to dst. It writes the
-// common fields and exactly the fields of the event's type (a missing cost is null, not absent).
+// common fields and exactly the fields of the event's type (a missing cost is null, not absent);
+// the optional fields (decision, steps, class, status, an error's attempt) only when set.
 func (e *Event) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"v":`...)
 	dst = strconv.AppendInt(dst, int64(e.V), 10)
@@ -180,10 +210,16 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		dst = appendStringField(dst, "tool", e.Tool)
 		dst = appendRawField(dst, "input", e.Input)
 		dst = appendRawField(dst, "options", e.Options)
+		if e.Decision != "" {
+			dst = appendStringField(dst, "decision", e.Decision)
+		}
 	case TypeResult:
 		dst = appendBoolField(dst, "ok", e.OK)
 		dst = appendStringField(dst, "text", e.Text)
 		dst = appendIntField(dst, "turns", int64(e.Turns))
+		if e.Steps != 0 {
+			dst = appendIntField(dst, "steps", int64(e.Steps))
+		}
 		dst = appendIntField(dst, "duration_ms", e.DurationMS)
 		dst = AppendCost(append(dst, `,"cost_usd":`...), e.CostUSD)
 		var u Usage
@@ -198,6 +234,15 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		dst = appendStringField(dst, "message", e.Message)
 		dst = appendStringField(dst, "source", e.Source)
 		dst = appendBoolField(dst, "fatal", e.Fatal)
+		if e.Class != "" {
+			dst = appendStringField(dst, "class", e.Class)
+		}
+		if e.Status != 0 {
+			dst = appendIntField(dst, "status", int64(e.Status))
+		}
+		if e.Attempt != 0 {
+			dst = appendIntField(dst, "attempt", int64(e.Attempt))
+		}
 	case TypeRestart:
 		dst = appendIntField(dst, "attempt", int64(e.Attempt))
 		dst = appendIntField(dst, "delay_ms", e.DelayMS)

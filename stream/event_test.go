@@ -35,6 +35,21 @@ func TestAppendJSONFieldsPerType(t *testing.T) {
 			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"unparsed","raw":"zz","truncated":true,"bytes":10}`},
 		{Event{Type: TypeState, From: Running, To: Waiting, Reason: ReasonQuiet},
 			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"state","from":"running","to":"waiting","reason":"quiet"}`},
+		// The optional fields: only when set, only on their types.
+		{Event{Type: TypeError, Message: "m", Source: SourceAgent, Fatal: true},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"error","message":"m","source":"agent","fatal":true}`},
+		{Event{Type: TypeError, Message: "m", Source: SourceAgent, Fatal: true, Class: ClassAuth, Status: 401},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"error","message":"m","source":"agent","fatal":true,"class":"auth","status":401}`},
+		{Event{Type: TypeError, Message: "m", Source: SourceAgent, Class: ClassRate, Attempt: 2},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"error","message":"m","source":"agent","fatal":false,"class":"rate","attempt":2}`},
+		{Event{Type: TypePermission, ID: "t1", Tool: "Bash", Decision: "deny", Class: ClassAuth, Steps: 3},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"permission","id":"t1","tool":"Bash","input":null,"options":null,"decision":"deny"}`},
+		{Event{Type: TypePermission, ID: "r1", Tool: "Bash"},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"permission","id":"r1","tool":"Bash","input":null,"options":null}`},
+		{Event{Type: TypeResult, OK: true, Steps: 4, Status: 500, Attempt: 1, Decision: "allow"},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"result","ok":true,"text":"","turns":0,"steps":4,"duration_ms":0,"cost_usd":null,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0}}`},
+		{Event{Type: TypeRestart, Attempt: 0, Class: ClassAuth},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"restart","attempt":0,"delay_ms":0,"reason":""}`},
 	}
 	for _, tt := range tests {
 		ev := tt.ev
@@ -101,6 +116,44 @@ func TestAppendCost(t *testing.T) {
 	for _, c := range []*float64{nil, &nan, &inf} {
 		if got := AppendCost(nil, c); string(got) != "null" {
 			t.Errorf("%v: %s, want null", c, got)
+		}
+	}
+}
+
+// MarshalJSON is AppendJSON, and what it writes reads back with encoding/json into the same
+// fields of the event's type: the hand-written encoder agrees with the library's decoder.
+func TestAppendJSONParity(t *testing.T) {
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	cost, code := 0.5, 2
+	events := []Event{
+		{Type: TypeSpawned, Kind: "claude", Argv: []string{"claude", "-p"}, Cwd: "/w", Workspace: json.RawMessage(`{"kind":"dir"}`), PID: 42},
+		{Type: TypeState, From: Starting, To: Running, Reason: ReasonRetrying},
+		{Type: TypeSession, SessionID: "s", Model: "m", Cwd: "/w"},
+		{Type: TypeText, Text: "hi\n", Delta: true},
+		{Type: TypeToolUse, ID: "t", Tool: "Bash", Input: json.RawMessage(`{"command":"ls"}`)},
+		{Type: TypeToolResult, ID: "t", Tool: "Bash", OK: true, Output: json.RawMessage(`"a.txt"`)},
+		{Type: TypePermission, ID: "t", Tool: "Bash", Input: json.RawMessage(`{}`), Options: json.RawMessage(`[1]`), Decision: "deny"},
+		{Type: TypeResult, OK: true, Text: "done", Turns: 2, Steps: 3, DurationMS: 9, CostUSD: &cost, Usage: &Usage{1, 2, 3, 4}},
+		{Type: TypeOutput, Line: "l", Truncated: true, Bytes: 9},
+		{Type: TypeStderr, Line: "e"},
+		{Type: TypeError, Message: "m", Source: SourceAgent, Fatal: true, Class: ClassConfig, Status: 404},
+		{Type: TypeError, Message: "m", Source: SourceAgent, Class: ClassTransient, Status: 503, Attempt: 3},
+		{Type: TypeRestart, Attempt: 1, DelayMS: 500, Reason: "r"},
+		{Type: TypeExit, Code: &code},
+		{Type: TypeUnparsed, Raw: "x"},
+	}
+	for _, e := range events {
+		e.V, e.TS, e.Agent, e.Seq = Version, ts, "a", 1
+		line := e.AppendJSON(nil)
+		if m, err := e.MarshalJSON(); err != nil || !bytes.Equal(m, line) {
+			t.Errorf("%s: MarshalJSON %s, %v; AppendJSON %s", e.Type, m, err, line)
+		}
+		var back Event
+		if err := json.Unmarshal(line, &back); err != nil {
+			t.Fatalf("%s: %v", e.Type, err)
+		}
+		if again := back.AppendJSON(nil); !bytes.Equal(again, line) {
+			t.Errorf("%s: read back and written again:\n%s\nfirst:\n%s", e.Type, again, line)
 		}
 	}
 }

@@ -59,6 +59,17 @@ func jsonRaw(r gjson.Result) json.RawMessage {
 	return append(json.RawMessage(nil), r.Raw...)
 }
 
+// stringValue returns s as a JSON string.
+func stringValue(s string) json.RawMessage {
+	return AppendString(make(json.RawMessage, 0, len(s)+2), s)
+}
+
+// stringObject returns the JSON object {"key":"value"}.
+func stringObject(key, value string) json.RawMessage {
+	b := AppendString(append(make(json.RawMessage, 0, len(key)+len(value)+8), '{'), key)
+	return append(AppendString(append(b, ':'), value), '}')
+}
+
 // jsonInt returns a number as an int64, or 0 for anything else.
 func jsonInt(r gjson.Result) int64 {
 	if r.Type != gjson.Number {
@@ -114,8 +125,8 @@ func subUsage(cur, prev Usage) Usage {
 }
 
 // cutOffText explains a result synthesized at exit for a turn the agent never finished. meaning,
-// when not nil, names what an exit code stands for in the agent's own terms.
-func cutOffText(exit Exit, meaning func(code int) string) string {
+// when not nil, says what an exit code stands for in the agent's own terms.
+func cutOffText(exit Exit, meaning func(code int) (exitMeaning, bool)) string {
 	var b strings.Builder
 	switch {
 	case exit.Signal != "":
@@ -130,7 +141,9 @@ func cutOffText(exit Exit, meaning func(code int) string) string {
 		b.WriteString(strconv.Itoa(exit.Code))
 		var m string
 		if meaning != nil {
-			m = meaning(exit.Code)
+			if em, ok := meaning(exit.Code); ok {
+				m = em.text
+			}
 		}
 		if m == "" {
 			m = signalExitMeaning(exit.Code)
@@ -170,11 +183,11 @@ func signalExitMeaning(code int) string {
 }
 
 // cutOffResult is the failed result synthesized for a turn the process left open.
-func cutOffResult(exit Exit, meaning func(code int) string) Event {
+func cutOffResult(exit Exit, meaning func(code int) (exitMeaning, bool)) Event {
 	return Event{Type: TypeResult, Text: cutOffText(exit, meaning)}
 }
 
-// agentError is an error the agent reported; fatal when it ended the turn.
-func agentError(msg string, fatal bool) Event {
-	return Event{Type: TypeError, Message: msg, Source: SourceAgent, Fatal: fatal}
+// agentWarning is an error the agent reported that did not end its turn.
+func agentWarning(msg string) Event {
+	return Event{Type: TypeError, Message: readable(msg), Source: SourceAgent}
 }

@@ -10,25 +10,27 @@ import (
 //
 // It reads:
 //   - sessionID, on every line → session, when it first appears or changes (opencode names no
-//     model and no cwd);
+//     model and no cwd: the supervisor knows the model from --model);
 //   - text → text (opencode sends a text part once, finished, never in chunks); reasoning
 //     (--thinking) and step_start are skipped;
 //   - tool_use → tool_use then tool_result from the same line (opencode sends a tool part only
 //     once it completed or failed; a pending or running part, should a build send one, gives the
 //     tool_use alone). The id is the provider's callID, input is state.input, output is
 //     state.output, or state.error when the tool failed (an auto-rejected permission fails so);
-//   - step_finish → adds the step's cost and tokens to the turn;
-//   - error → a fatal error (session.error or a failed prompt: opencode exits 1);
+//   - step_finish → adds the step's cost and tokens to the turn, and counts the step;
+//   - error → a fatal error (session.error or a failed prompt: opencode exits 1), classified by
+//     data.statusCode and the name and message (ProviderAuthError is auth);
 //   - done (newer builds) → the turn's result.
 //
-// Unknown types are skipped.
+// Unknown types are skipped. Stderr serves the failure: "Session not found" (an unknown
+// --session) is session.
 //
 // 1.18 sends no done event: the turn ends with the process, so End writes the result, ok when no
 // error came and either the last step finished with reason stop or the process exited 0 (after
 // an auto-rejected permission the run ends with reason tool-calls and exit 0). Cost and tokens
-// are the sums over the turn's steps; cost is null when no step reported one. turns counts the
-// steps (model calls). Tokens: opencode's input excludes cached tokens and its output excludes
-// reasoning, which the event counts as output like the other agents do.
+// are the sums over the turn's steps; cost is null when no step reported one; steps counts the
+// step_finish events (model calls). Tokens: opencode's input excludes cached tokens and its
+// output excludes reasoning, which the event counts as output like the other agents do.
 func NewOpencode() Decoder { return &opencodeDecoder{open: true} }
 
 type opencodeDecoder struct {
@@ -40,8 +42,9 @@ type opencodeDecoder struct {
 	usage     Usage
 	text      string // last text part, the result's text
 	lastStop  bool   // the last step finished with reason stop
-	failure   string // message of the error event, when one came
+	errText   string // message of the error event, when one came
 	running   map[string]bool
+	evidence  // what the run showed of why it may fail; DecodeStderr records stderr
 }
 
 // opencodeMaxTools bounds the running tool parts kept for completions that never come.
@@ -49,6 +52,13 @@ const opencodeMaxTools = 4096
 
 // Decode implements Decoder.
 func (d *opencodeDecoder) Decode(dst []Event, line []byte) []Event {
+	n := len(dst)
+	dst = d.decode(dst, line)
+	d.evidence.sawEvents(dst[n:])
+	return dst
+}
+
+func (d *opencodeDecoder) decode(dst []Event, line []byte) []Event {
 	root, blank, ok := jsonLine(line)
 	if !ok {
 		if blank {
@@ -108,13 +118,13 @@ func (d *opencodeDecoder) Decode(dst []Event, line []byte) []Event {
 		d.step(part)
 		return dst
 	case "error":
-		d.failure = opencodeErrorText(errv)
-		return append(dst, agentError(d.failure, true))
+		d.errText = opencodeErrorText(errv)
+		return append(dst, fatalError(d.errText, int(jsonInt(errv.Get("data.statusCode")))))
 	case "done":
 		if !d.open {
 			return dst
 		}
-		return append(dst, d.result(d.failure == ""))
+		return append(dst, d.result(d.errText == ""))
 	}
 	return dst
 }
@@ -232,9 +242,9 @@ func opencodeErrorText(errv gjson.Result) string {
 
 // result ends the turn and resets its sums.
 func (d *opencodeDecoder) result(ok bool) Event {
-	ev := Event{Type: TypeResult, OK: ok, Text: d.text, Turns: d.steps}
-	if d.failure != "" {
-		ev.Text = d.failure
+	ev := Event{Type: TypeResult, OK: ok, Text: d.text, Steps: d.steps}
+	if d.errText != "" {
+		ev.Text = d.errText
 	}
 	if d.haveCost {
 		c := d.cost
@@ -243,22 +253,23 @@ func (d *opencodeDecoder) result(ok bool) Event {
 	u := d.usage
 	ev.Usage = &u
 	d.open, d.steps, d.cost, d.haveCost, d.usage = false, 0, 0, false, Usage{}
-	d.text, d.lastStop, d.failure = "", false, ""
+	d.text, d.lastStop, d.errText = "", false, ""
 	clear(d.running)
 	return ev
 }
 
 // End implements Decoder.
-func (d *opencodeDecoder) End(dst []Event, exit Exit) []Event {
+func (d *opencodeDecoder) End(dst []Event, exit Exit) ([]Event, Failure) {
 	if d.open {
-		failure := d.failure
-		ok := failure == "" && (d.lastStop || exit.Signal == "" && exit.Code == 0)
+		errText := d.errText
+		ok := errText == "" && (d.lastStop || exit.Clean())
 		ev := d.result(ok)
-		if !ok && failure == "" {
+		if !ok && errText == "" {
 			ev.Text = cutOffText(exit, nil)
 		}
 		dst = append(dst, ev)
 	}
+	f := d.evidence.failure(exit, nil)
 	*d = opencodeDecoder{open: true}
-	return dst
+	return dst, f
 }

@@ -18,9 +18,11 @@ const (
 
 // Reasons a state carries.
 const (
-	ReasonInput      = "input"
-	ReasonPermission = "permission"
-	ReasonQuiet      = "quiet"
+	ReasonInput      = "input"      // waiting: the turn is over and the agent reads more input
+	ReasonPermission = "permission" // waiting: the agent asks for a decision
+	ReasonQuiet      = "quiet"      // waiting: a terminal agent has been silent for idle_after
+	ReasonRetrying   = "retrying"   // running: the agent retries a failed model request
+	ReasonStalled    = "stalled"    // stale: silent inside an open turn for stall_after
 )
 
 // IsFinal reports whether state is one an agent never leaves.
@@ -37,20 +39,41 @@ func Known(state string) bool {
 	return false
 }
 
+// Mode is how an agent's state follows what it does.
+type Mode int
+
+const (
+	// Plain is a command that cannot take input: it is running from its start for as long as
+	// it lives, however quiet.
+	Plain Mode = iota
+	// Turns is a structured agent: running from a prompt until the turn's result, however
+	// silent; waiting only when it asks for permission or has finished a turn with its input
+	// open; stale when a turn is silent for StallAfter.
+	Turns
+	// Terminal is an agent on a terminal, which can wait for a person without saying so: silence
+	// for IdleAfter is taken for waiting (quiet).
+	Terminal
+)
+
 // Machine is the pure transition function from events and silence to states. The clock is
 // always passed in, so it is tested table-driven without sleeping.
 type Machine struct {
-	IdleAfter  time.Duration // silence after which a live agent is waiting (quiet)
+	Mode       Mode
+	InputOpen  bool          // Turns: the agent reads more input after a finished turn
+	IdleAfter  time.Duration // Terminal: silence after which a live agent is waiting (quiet)
 	StaleAfter time.Duration // time in waiting after which it is stale
-	InputOpen  bool          // the agent reads more input after a finished turn
+	StallAfter time.Duration // Turns: silence inside an open turn after which it is stale (stalled)
 }
 
-// Snapshot is what the machine knows: the state, why, since when, and the last sign of life.
+// Snapshot is what the machine knows: the state, why, since when, the last sign of life, whether
+// a turn is open and the tool in flight.
 type Snapshot struct {
 	State    string
 	Reason   string
 	Since    time.Time
 	Activity time.Time
+	Open     bool   // Turns: a turn is under way (from its prompt to its result)
+	Doing    string // the tool that has started and not yet returned, if any
 }
 
 func (s Snapshot) to(state, reason string, now time.Time) Snapshot {
@@ -71,6 +94,31 @@ func live(state string) bool {
 	return false
 }
 
+// Begin opens a turn at now: the agent was started with a prompt, resumed, or sent a message.
+func (m Machine) Begin(s Snapshot, now time.Time) Snapshot {
+	if !live(s.State) {
+		return s
+	}
+	s.Activity, s.Open, s.Doing = now, true, ""
+	if s.State == Starting {
+		return s
+	}
+	return s.to(Running, "", now)
+}
+
+// Active records a sign of life at now that is no event of its own (a line the decoder folds
+// away, such as a streamed token): it keeps a turn from counting as stalled.
+func (m Machine) Active(s Snapshot, now time.Time) Snapshot {
+	if !live(s.State) {
+		return s
+	}
+	s.Activity = now
+	if s.State == Stale && s.Reason == ReasonStalled {
+		return s.to(Running, "", now)
+	}
+	return s
+}
+
 // Event folds one event of the agent's stream, seen at now, into s.
 func (m Machine) Event(s Snapshot, ev *Event, now time.Time) Snapshot {
 	if !live(s.State) {
@@ -79,25 +127,50 @@ func (m Machine) Event(s Snapshot, ev *Event, now time.Time) Snapshot {
 	s.Activity = now
 	switch ev.Type {
 	case TypePermission:
+		if ev.Decision != "" {
+			return s // answered already: nobody is asked
+		}
 		return s.to(Waiting, ReasonPermission, now)
 	case TypeResult:
-		if m.InputOpen {
+		s.Open, s.Doing = false, ""
+		if m.Mode == Turns && m.InputOpen {
 			return s.to(Waiting, ReasonInput, now)
 		}
+		return s.to(Running, "", now) // the process ends next
+	case TypeError:
+		if ev.Attempt > 0 && !ev.Fatal {
+			s.Open = s.Open || m.Mode == Turns
+			return s.to(Running, ReasonRetrying, now)
+		}
+		return m.Active(s, now)
+	case TypeStderr:
+		if m.Mode == Turns {
+			return m.Active(s, now) // a turn's diagnostics: life, not a new turn
+		}
 		return s.to(Running, "", now)
-	case TypeSession, TypeText, TypeToolUse, TypeToolResult, TypeOutput, TypeStderr, TypeUnparsed:
-		return s.to(Running, "", now)
+	case TypeToolUse:
+		s.Doing = ev.Tool
+	case TypeToolResult:
+		s.Doing = ""
+	case TypeSession, TypeText, TypeOutput, TypeUnparsed:
+	default:
+		return m.Active(s, now)
 	}
-	return s
+	// The agent works: a turn is under way, even one that began without our prompt.
+	s.Open = m.Mode == Turns
+	return s.to(Running, "", now)
 }
 
 // Tick applies the silence-driven transitions due at now, each as of when it fell due (Due
 // says when; the two cannot disagree).
 func (m Machine) Tick(s Snapshot, now time.Time) Snapshot {
 	for due := m.Due(s); !due.IsZero() && !now.Before(due); due = m.Due(s) {
-		if s.State == Waiting {
+		switch {
+		case s.State == Waiting:
 			s = s.to(Stale, s.Reason, due)
-		} else {
+		case m.Mode == Turns:
+			s = s.to(Stale, ReasonStalled, due)
+		default:
 			s = s.to(Waiting, ReasonQuiet, due)
 		}
 	}
@@ -107,11 +180,14 @@ func (m Machine) Tick(s Snapshot, now time.Time) Snapshot {
 // Due returns when the next silence-driven transition falls due, or the zero time when none will.
 // The supervisor sets one timer for it instead of ticking.
 func (m Machine) Due(s Snapshot) time.Time {
+	busy := s.State == Running || s.State == Starting
 	switch {
-	case (s.State == Running || s.State == Starting) && m.IdleAfter > 0:
-		return s.Activity.Add(m.IdleAfter)
-	case s.State == Waiting && m.StaleAfter > 0:
+	case s.State == Waiting && m.StaleAfter > 0 && m.Mode != Plain:
 		return s.Since.Add(m.StaleAfter)
+	case busy && m.Mode == Turns && s.Open && m.StallAfter > 0:
+		return s.Activity.Add(m.StallAfter)
+	case busy && m.Mode == Terminal && m.IdleAfter > 0:
+		return s.Activity.Add(m.IdleAfter)
 	}
 	return time.Time{}
 }

@@ -8,12 +8,16 @@ import (
 func TestMachine(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
-	m := Machine{IdleAfter: 5 * time.Second, StaleAfter: 10 * time.Minute}
-	open := m
+	turns := Machine{Mode: Turns, StaleAfter: 10 * time.Minute, StallAfter: 5 * time.Minute}
+	open := turns
 	open.InputOpen = true
+	plain := Machine{Mode: Plain, StaleAfter: 10 * time.Minute}
+	term := Machine{Mode: Terminal, IdleAfter: 5 * time.Second, StaleAfter: 10 * time.Minute}
 	snap := func(state, reason string, since, activity time.Duration) Snapshot {
 		return Snapshot{State: state, Reason: reason, Since: at(since), Activity: at(activity)}
 	}
+	inTurn := func(s Snapshot) Snapshot { s.Open = true; return s }
+	doing := func(s Snapshot, tool string) Snapshot { s.Doing = tool; return s }
 	type step struct {
 		ev  *Event        // nil: a tick
 		now time.Duration // time of the step
@@ -25,41 +29,75 @@ func TestMachine(t *testing.T) {
 		step step
 		want Snapshot
 	}{
-		{"output starts running", m, snap(Starting, "", 0, 0), step{&Event{Type: TypeOutput}, time.Second},
-			snap(Running, "", time.Second, time.Second)},
-		{"session starts running", m, snap(Starting, "", 0, 0), step{&Event{Type: TypeSession}, time.Second},
-			snap(Running, "", time.Second, time.Second)},
-		{"output keeps running, since unchanged", m, snap(Running, "", 0, 0), step{&Event{Type: TypeText}, 3 * time.Second},
-			snap(Running, "", 0, 3*time.Second)},
-		{"permission waits", m, snap(Running, "", 0, 0), step{&Event{Type: TypePermission}, time.Second},
-			snap(Waiting, ReasonPermission, time.Second, time.Second)},
-		{"result with input open waits for input", open, snap(Running, "", 0, 0), step{&Event{Type: TypeResult}, time.Second},
+		// A structured agent follows its turns.
+		{"session starts running", turns, inTurn(snap(Starting, "", 0, 0)), step{&Event{Type: TypeSession}, time.Second},
+			inTurn(snap(Running, "", time.Second, time.Second))},
+		{"text keeps running, since unchanged", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeText}, 3 * time.Second},
+			inTurn(snap(Running, "", 0, 3*time.Second))},
+		{"a tool in flight is remembered", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeToolUse, Tool: "Bash"}, time.Second},
+			doing(inTurn(snap(Running, "", 0, time.Second)), "Bash")},
+		{"its result forgets it", turns, doing(inTurn(snap(Running, "", 0, 0)), "Bash"), step{&Event{Type: TypeToolResult}, time.Second},
+			inTurn(snap(Running, "", 0, time.Second))},
+		{"silent turn before stall_after: running", turns, inTurn(snap(Running, "", 0, 0)), step{nil, 4 * time.Minute},
+			inTurn(snap(Running, "", 0, 0))},
+		{"silent turn at stall_after: stale (stalled)", turns, doing(inTurn(snap(Running, "", 0, 0)), "Bash"), step{nil, 5 * time.Minute},
+			doing(inTurn(snap(Stale, ReasonStalled, 5*time.Minute, 0)), "Bash")},
+		{"silent start of a turn stalls too", turns, inTurn(snap(Starting, "", 0, 0)), step{nil, time.Hour},
+			inTurn(snap(Stale, ReasonStalled, 5*time.Minute, 0))},
+		{"a stalled turn that speaks runs", turns, inTurn(snap(Stale, ReasonStalled, 0, 0)), step{&Event{Type: TypeText}, time.Hour},
+			inTurn(snap(Running, "", time.Hour, time.Hour))},
+		{"a retry notice: running (retrying)", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeError, Attempt: 2}, time.Second},
+			inTurn(snap(Running, ReasonRetrying, time.Second, time.Second))},
+		{"output after a retry: running", turns, inTurn(snap(Running, ReasonRetrying, 0, 0)), step{&Event{Type: TypeText}, time.Second},
+			inTurn(snap(Running, "", time.Second, time.Second))},
+		{"a warning is life, not a state", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeError}, time.Second},
+			inTurn(snap(Running, "", 0, time.Second))},
+		{"stderr is life, not a turn", open, snap(Waiting, ReasonInput, 0, 0), step{&Event{Type: TypeStderr}, time.Second},
+			snap(Waiting, ReasonInput, 0, time.Second)},
+		{"permission waits", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypePermission}, time.Second},
+			inTurn(snap(Waiting, ReasonPermission, time.Second, time.Second))},
+		{"a permission already decided asks nobody", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypePermission, Decision: "deny"}, time.Second},
+			inTurn(snap(Running, "", 0, time.Second))},
+		{"work after a permission runs again", turns, inTurn(snap(Waiting, ReasonPermission, 0, 0)), step{&Event{Type: TypeToolResult}, time.Minute},
+			inTurn(snap(Running, "", time.Minute, time.Minute))},
+		{"a waiting permission does not stall", turns, inTurn(snap(Waiting, ReasonPermission, 0, 0)), step{nil, 9 * time.Minute},
+			inTurn(snap(Waiting, ReasonPermission, 0, 0))},
+		{"result with input open waits for input", open, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeResult}, time.Second},
 			snap(Waiting, ReasonInput, time.Second, time.Second)},
-		{"result without input keeps running until exit", m, snap(Running, "", 0, 0), step{&Event{Type: TypeResult}, time.Second},
+		{"result without input keeps running until exit", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeResult}, time.Second},
 			snap(Running, "", 0, time.Second)},
-		{"output after waiting runs again", m, snap(Waiting, ReasonQuiet, 0, 0), step{&Event{Type: TypeOutput}, time.Minute},
-			snap(Running, "", time.Minute, time.Minute)},
-		{"stale agent that speaks runs", m, snap(Stale, ReasonQuiet, 0, 0), step{&Event{Type: TypeToolUse}, time.Hour},
-			snap(Running, "", time.Hour, time.Hour)},
-		{"exit events do not move states", m, snap(Running, "", 0, 0), step{&Event{Type: TypeExit}, time.Second},
-			snap(Running, "", 0, time.Second)},
-		{"nothing moves a final state", m, snap(Exited, "", 0, 0), step{&Event{Type: TypeOutput}, time.Second},
-			snap(Exited, "", 0, 0)},
-		{"nothing moves stopping", m, snap(Stopping, "stop", 0, 0), step{&Event{Type: TypeOutput}, time.Second},
-			snap(Stopping, "stop", 0, 0)},
-		{"quiet before idle_after: still running", m, snap(Running, "", 0, 0), step{nil, 4 * time.Second},
+		{"after the last result silence is no stall", turns, snap(Running, "", 0, 0), step{nil, time.Hour},
 			snap(Running, "", 0, 0)},
-		{"quiet at idle_after: waiting", m, snap(Running, "", 0, 0), step{nil, 5 * time.Second},
+		{"waiting past stale_after: stale, reason kept", open, snap(Waiting, ReasonInput, 0, 0), step{nil, 10 * time.Minute},
+			snap(Stale, ReasonInput, 10*time.Minute, 0)},
+		{"a begun turn runs", open, snap(Waiting, ReasonInput, 0, 0), step{nil, 0},
+			snap(Waiting, ReasonInput, 0, 0)},
+		// A plain command is running while it lives.
+		{"output starts running", plain, snap(Starting, "", 0, 0), step{&Event{Type: TypeOutput}, time.Second},
+			snap(Running, "", time.Second, time.Second)},
+		{"a silent command keeps running", plain, snap(Running, "", 0, 0), step{nil, 24 * time.Hour},
+			snap(Running, "", 0, 0)},
+		{"a silent command that never spoke is starting", plain, snap(Starting, "", 0, 0), step{nil, 24 * time.Hour},
+			snap(Starting, "", 0, 0)},
+		// A terminal agent can wait for a person without saying so.
+		{"terminal: quiet before idle_after: still running", term, snap(Running, "", 0, 0), step{nil, 4 * time.Second},
+			snap(Running, "", 0, 0)},
+		{"terminal: quiet at idle_after: waiting", term, snap(Running, "", 0, 0), step{nil, 5 * time.Second},
 			snap(Waiting, ReasonQuiet, 5*time.Second, 0)},
-		{"silent from the start: waiting", m, snap(Starting, "", 0, 0), step{nil, 6 * time.Second},
-			snap(Waiting, ReasonQuiet, 5*time.Second, 0)},
-		{"waiting past stale_after: stale, reason kept", m, snap(Waiting, ReasonPermission, 0, 0), step{nil, 10 * time.Minute},
-			snap(Stale, ReasonPermission, 10*time.Minute, 0)},
-		{"a late tick goes through waiting to stale", m, snap(Running, "", 0, 0), step{nil, time.Hour},
+		{"terminal: a late tick goes through waiting to stale", term, snap(Running, "", 0, 0), step{nil, time.Hour},
 			snap(Stale, ReasonQuiet, 5*time.Second+10*time.Minute, 0)},
-		{"no idle_after: never quiet", Machine{}, snap(Running, "", 0, 0), step{nil, time.Hour},
-			snap(Running, "", 0, 0)},
-		{"ticks leave final states alone", m, snap(Failed, "exit code 1", 0, 0), step{nil, time.Hour},
+		{"terminal: output after waiting runs again", term, snap(Waiting, ReasonQuiet, 0, 0), step{&Event{Type: TypeOutput}, time.Minute},
+			snap(Running, "", time.Minute, time.Minute)},
+		// What no event or silence moves.
+		{"exit events do not move states", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeExit}, time.Second},
+			inTurn(snap(Running, "", 0, time.Second))},
+		{"nothing moves a final state", turns, snap(Exited, "", 0, 0), step{&Event{Type: TypeOutput}, time.Second},
+			snap(Exited, "", 0, 0)},
+		{"nothing moves stopping", turns, snap(Stopping, "stop", 0, 0), step{&Event{Type: TypeOutput}, time.Second},
+			snap(Stopping, "stop", 0, 0)},
+		{"no stall_after: never stalled", Machine{Mode: Turns}, inTurn(snap(Running, "", 0, 0)), step{nil, time.Hour},
+			inTurn(snap(Running, "", 0, 0))},
+		{"ticks leave final states alone", turns, snap(Failed, "exit code 1", 0, 0), step{nil, time.Hour},
 			snap(Failed, "exit code 1", 0, 0)},
 	}
 	for _, tt := range tests {
@@ -77,22 +115,58 @@ func TestMachine(t *testing.T) {
 	}
 }
 
+func TestMachineBeginAndActive(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := Machine{Mode: Turns, InputOpen: true, StallAfter: time.Minute}
+	s := m.Begin(Snapshot{State: Starting, Since: t0, Activity: t0}, t0)
+	if s.State != Starting || !s.Open {
+		t.Fatalf("Begin on a starting agent: %+v, want starting with a turn open", s)
+	}
+	s = m.Begin(Snapshot{State: Waiting, Reason: ReasonInput, Since: t0}, t0.Add(time.Second))
+	if s.State != Running || s.Reason != "" || !s.Open || !s.Since.Equal(t0.Add(time.Second)) {
+		t.Fatalf("Begin on a waiting agent: %+v, want running since the message", s)
+	}
+	if due := m.Due(s); !due.Equal(t0.Add(time.Second + time.Minute)) {
+		t.Fatalf("a begun turn stalls at %v, want a minute after it began", due)
+	}
+	s = m.Tick(s, t0.Add(2*time.Minute))
+	if s.State != Stale || s.Reason != ReasonStalled {
+		t.Fatalf("silent begun turn: %+v, want stale (stalled)", s)
+	}
+	s = m.Active(s, t0.Add(3*time.Minute))
+	if s.State != Running || !s.Activity.Equal(t0.Add(3*time.Minute)) {
+		t.Fatalf("a line folded into no event revives a stalled turn: %+v", s)
+	}
+	if got := m.Begin(Snapshot{State: Stopping}, t0); got.State != Stopping || got.Open {
+		t.Fatalf("Begin moved a stopping agent: %+v", got)
+	}
+}
+
 func TestMachineDue(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	m := Machine{IdleAfter: 5 * time.Second, StaleAfter: 10 * time.Minute}
+	turns := Machine{Mode: Turns, StaleAfter: 10 * time.Minute, StallAfter: 5 * time.Minute}
+	term := Machine{Mode: Terminal, IdleAfter: 5 * time.Second, StaleAfter: 10 * time.Minute}
+	plain := Machine{Mode: Plain, IdleAfter: 5 * time.Second, StaleAfter: 10 * time.Minute}
 	tests := []struct {
+		m    Machine
 		s    Snapshot
 		want time.Time
 	}{
-		{Snapshot{State: Running, Activity: t0}, t0.Add(5 * time.Second)},
-		{Snapshot{State: Starting, Activity: t0}, t0.Add(5 * time.Second)},
-		{Snapshot{State: Waiting, Since: t0}, t0.Add(10 * time.Minute)},
-		{Snapshot{State: Stale, Since: t0}, time.Time{}},
-		{Snapshot{State: Stopped, Since: t0}, time.Time{}},
+		{turns, Snapshot{State: Running, Activity: t0, Open: true}, t0.Add(5 * time.Minute)},
+		{turns, Snapshot{State: Starting, Activity: t0, Open: true}, t0.Add(5 * time.Minute)},
+		{turns, Snapshot{State: Running, Activity: t0}, time.Time{}},
+		{turns, Snapshot{State: Waiting, Since: t0}, t0.Add(10 * time.Minute)},
+		{turns, Snapshot{State: Stale, Since: t0, Open: true}, time.Time{}},
+		{term, Snapshot{State: Running, Activity: t0}, t0.Add(5 * time.Second)},
+		{term, Snapshot{State: Starting, Activity: t0}, t0.Add(5 * time.Second)},
+		{term, Snapshot{State: Waiting, Since: t0}, t0.Add(10 * time.Minute)},
+		{plain, Snapshot{State: Running, Activity: t0}, time.Time{}},
+		{plain, Snapshot{State: Starting, Activity: t0}, time.Time{}},
+		{turns, Snapshot{State: Stopped, Since: t0}, time.Time{}},
 	}
 	for _, tt := range tests {
-		if got := m.Due(tt.s); !got.Equal(tt.want) {
-			t.Errorf("Due(%s) = %v, want %v", tt.s.State, got, tt.want)
+		if got := tt.m.Due(tt.s); !got.Equal(tt.want) {
+			t.Errorf("mode %d: Due(%+v) = %v, want %v", tt.m.Mode, tt.s, got, tt.want)
 		}
 	}
 }

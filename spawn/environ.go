@@ -85,6 +85,20 @@ func (s *supervisor) agentEnv(vals map[string]string) []string {
 	return append(env, "AGT_INSTANCE="+s.instance)
 }
 
+// agentGetenv looks a variable up in the environment the agent starts with (agt's own variables
+// aside): where the agent finds its configuration.
+func (s *supervisor) agentGetenv() func(string) string {
+	env := append(baseEnviron(s.spec.Environ, os.Environ(), os.LookupEnv), s.spec.Env...)
+	return func(name string) string {
+		for i := len(env) - 1; i >= 0; i-- { // the last one wins, as in the agent
+			if k, v, _ := strings.Cut(env[i], "="); k == name {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
 // NewSessionID returns a random (version 4) UUID, from math/rand/v2's kernel-seeded ChaCha8
 // (see newInstance for why not crypto/rand).
 func NewSessionID() string {

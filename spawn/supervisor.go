@@ -412,6 +412,9 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		}
 		s.snap.State = old.State
 	}
+	if s.status.Model == "" {
+		s.status.Model = config.ConfiguredModel(spec.Format, s.agentGetenv())
+	}
 	return s, nil
 }
 

@@ -55,7 +55,8 @@ type codexDecoder struct {
 	text     string          // last agent message of the turn, the result's text
 	started  map[string]bool // item ids whose tool_use was sent
 	totals   map[string]Usage
-	evidence // what the run showed of why it may fail; DecodeStderr records stderr
+	waits    int // retry notices without a count in this turn
+	evidence     // what the run showed of why it may fail; DecodeStderr records stderr
 }
 
 // codexMaxItems bounds the started items kept for completions that never come.
@@ -106,7 +107,7 @@ func (d *codexDecoder) decode(dst []Event, line []byte) []Event {
 		return append(dst, Event{Type: TypeSession, SessionID: d.thread})
 	case "turn.started":
 		d.open = true
-		d.text = ""
+		d.text, d.waits = "", 0
 		return dst
 	case "item.started", "item.completed":
 		if !item.IsObject() {
@@ -117,7 +118,12 @@ func (d *codexDecoder) decode(dst []Event, line []byte) []Event {
 		if message.Type != gjson.String {
 			return append(dst, Unparsed(line))
 		}
-		if attempt := codexRetry(message.Str); attempt > 0 {
+		if attempt, ok := codexRetry(message.Str); ok {
+			if attempt == 0 {
+				// "Reconnecting... waiting for network (…)" carries no count: number them.
+				d.waits++
+				attempt = d.waits
+			}
 			return append(dst, retryNotice(jsonString(message), 0, attempt))
 		}
 		return append(dst, agentWarning(jsonString(message)))
@@ -138,18 +144,18 @@ func (d *codexDecoder) decode(dst []Event, line []byte) []Event {
 	return dst
 }
 
-// codexRetry returns N of a retry notice, "Reconnecting... N/M (reason)", or 0.
-func codexRetry(msg string) int {
+// codexRetry reads a retry notice: N of "Reconnecting... N/M (reason)", 0 for one without a
+// count ("Reconnecting... waiting for network (…)"); ok false for any other message.
+func codexRetry(msg string) (n int, ok bool) {
 	rest, ok := strings.CutPrefix(msg, "Reconnecting...")
 	if !ok {
-		return 0
+		return 0, false
 	}
 	rest = strings.TrimLeft(rest, " ")
-	n := 0
 	for i := 0; i < len(rest) && i < 6 && rest[i] >= '0' && rest[i] <= '9'; i++ {
 		n = n*10 + int(rest[i]-'0')
 	}
-	return n
+	return n, true
 }
 
 // codexItem holds the fields of an item, read in a single pass.

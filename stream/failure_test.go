@@ -293,6 +293,8 @@ func TestRetryNotices(t *testing.T) {
 			[]Event{{Type: TypeError, Source: SourceAgent, Message: "API request failed (server_error), retry 1", Class: ClassTransient, Attempt: 1}}},
 		{"codex reconnecting", NewCodex, `{"type":"error","message":"Reconnecting... 2/5 (stream disconnected before completion: error sending request)"}`, "",
 			[]Event{{Type: TypeError, Source: SourceAgent, Message: "Reconnecting... 2/5 (stream disconnected before completion: error sending request)", Class: ClassTransient, Attempt: 2}}},
+		{"codex waiting for the network", NewCodex, `{"type":"error","message":"Reconnecting... waiting for network (Connection failed: error sending request)"}`, "",
+			[]Event{{Type: TypeError, Source: SourceAgent, Message: "Reconnecting... waiting for network (Connection failed: error sending request)", Class: ClassTransient, Attempt: 1}}},
 		{"codex reconnecting after a 429", NewCodex, `{"type":"error","message":"Reconnecting... 1/5 (unexpected status 429 Too Many Requests: slow down)"}`, "",
 			[]Event{{Type: TypeError, Source: SourceAgent, Message: "Reconnecting... 1/5 (unexpected status 429 Too Many Requests: slow down)", Class: ClassRate, Status: 429, Attempt: 1}}},
 		{"codex error that is no retry", NewCodex, `{"type":"error","message":"We're currently experiencing high demand"}`, "",

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -42,6 +44,7 @@ func fakeAgent() {
 		env        = fs.String("env", "", "print the value of this environment variable")
 		say        = fs.String("say", "", "print `TEXT`")
 		turns      = fs.String("turns", "", "for every line read on stdin, append it to `FILE`.in and replay FILE")
+		converse   = fs.String("converse", "", "speak Claude's stream-json input and control protocol, scripted by `DIR` (see converse)")
 		then       = fs.String("then", "", "after -hold, print the lines of `FILE` to stdout")
 		stdinTo    = fs.String("stdin-to", "", "copy stdin to `FILE` before anything else")
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
@@ -118,6 +121,9 @@ func fakeAgent() {
 			}
 		}
 	}
+	if *converse != "" {
+		converseScripted(*converse)
+	}
 	if *hold != "" {
 		for {
 			if _, err := os.Stat(*hold); err == nil {
@@ -133,6 +139,91 @@ func fakeAgent() {
 		select {}
 	}
 	os.Exit(*exit)
+}
+
+// converseScripted plays a conversation as Claude's stream-json input mode does: every line on
+// stdin is appended to DIR/in.jsonl; a user message N starts a turn, DIR/turnN.jsonl (or
+// DIR/turn.jsonl) replayed line by line. In a turn file, "#answer" waits for the control_response
+// to the permission request just printed, and replays DIR/turnN.allow.jsonl or
+// DIR/turnN.deny.jsonl by its behavior; "#hold" waits for a control_request interrupt, answers
+// it and ends the turn as Claude does (a failed result). It returns when stdin closes.
+func converseScripted(dir string) {
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	read := func() ([]byte, bool) {
+		line, err := in.ReadBytes('\n')
+		if len(line) > 0 {
+			f, _ := os.OpenFile(filepath.Join(dir, "in.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			f.Write(line)
+			f.Close()
+		}
+		return line, err == nil || len(line) > 0
+	}
+	out := bufio.NewWriter(os.Stdout)
+	turn := 0
+	var play func(path string) bool
+	play = func(path string) bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return true
+		}
+		for _, line := range strings.SplitAfter(string(b), "\n") {
+			switch strings.TrimSpace(line) {
+			case "":
+			case "#answer":
+				ans, ok := read()
+				if !ok {
+					return false
+				}
+				next := ".deny.jsonl"
+				if strings.Contains(string(ans), `"behavior":"allow"`) {
+					next = ".allow.jsonl"
+				}
+				if !play(filepath.Join(dir, fmt.Sprintf("turn%d%s", turn, next))) {
+					return false
+				}
+			case "#hold":
+				req, ok := read()
+				if !ok {
+					return false
+				}
+				if strings.Contains(string(req), `"subtype":"interrupt"`) {
+					id := jsonField(req, "request_id")
+					fmt.Fprintf(out, `{"type":"control_response","response":{"subtype":"success","request_id":%q,"response":{}}}`+"\n", id)
+					out.WriteString(`{"type":"result","subtype":"error_during_execution","is_error":true,"num_turns":1,"duration_ms":1,"total_cost_usd":0,"usage":{"input_tokens":0,"output_tokens":0},"errors":["interrupted"],"terminal_reason":"aborted_tools","session_id":"s-1"}` + "\n")
+					out.Flush()
+					return true
+				}
+			default:
+				out.WriteString(line)
+				out.Flush()
+			}
+		}
+		return true
+	}
+	for {
+		line, ok := read()
+		if !ok {
+			return
+		}
+		if !strings.Contains(string(line), `"type":"user"`) {
+			continue
+		}
+		turn++
+		path := filepath.Join(dir, fmt.Sprintf("turn%d.jsonl", turn))
+		if _, err := os.Stat(path); err != nil {
+			path = filepath.Join(dir, "turn.jsonl")
+		}
+		if !play(path) {
+			return
+		}
+	}
+}
+
+func jsonField(line []byte, path string) string {
+	var v map[string]any
+	json.Unmarshal(line, &v)
+	s, _ := v[path].(string)
+	return s
 }
 
 // replayFile prints the lines of path, one write each, pausing delay after each.

@@ -38,6 +38,7 @@ func spawnCommand() *cli.Command {
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses (default $AGT_MODEL, for agent kinds)"},
 			&cli.BoolFlag{Name: "plan", Usage: "plan only, where the agent kind has a plan mode (claude, opencode, gemini; plan_args in agt.toml)"},
+			&cli.BoolFlag{Name: "converse", Usage: "keep the agent for a conversation: agt send gives it turns, agt approve and deny answer its permission requests (claude; converse_args in agt.toml)", EnvVars: []string{"AGT_CONVERSE"}},
 			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},
@@ -156,6 +157,13 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
+	converse := c.Bool("converse") || kind.Converse
+	if converse {
+		if !kind.CanConverse() {
+			return spawn.Options{}, nil, usagef(c, "agent kind %s cannot converse: it takes no messages (set converse_args, or stdin = \"stream-json\", in agt.toml)", kind.Name)
+		}
+		kind = kind.Conversing()
+	}
 	opts := spawn.Options{
 		Spec: state.Spec{
 			Name: name, Kind: kind.Name, Cwd: dir,
@@ -202,7 +210,7 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	if opts.Model == "" && kind.TakesModel() {
 		opts.Model = os.Getenv("AGT_MODEL") // a default: a kind that takes no model (a plain command) ignores it
 	}
-	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Args: c.StringSlice("arg")}
+	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse, Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {
 		if opts.Model != "" || extras.Plan {
 			return spawn.Options{}, nil, usagef(c, "--model and --plan need an agent kind (--agent); a plain command takes its own flags")

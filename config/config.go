@@ -90,6 +90,8 @@ type kindFile struct {
 	ModelArgs    []string          `toml:"model_args"`
 	PlanArgs     []string          `toml:"plan_args"`
 	AutoArgs     []string          `toml:"auto_args"`
+	ConverseArgs []string          `toml:"converse_args"`
+	Converse     *bool             `toml:"converse"`
 	Format       *string           `toml:"format"`
 	Stdin        *string           `toml:"stdin"`
 	Env          map[string]string `toml:"env"`
@@ -400,6 +402,12 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 	}
 	if kf.AutoArgs != nil {
 		k.AutoArgs = kf.AutoArgs
+	}
+	if kf.ConverseArgs != nil {
+		k.ConverseArgs = kf.ConverseArgs
+	}
+	if kf.Converse != nil {
+		k.Converse = *kf.Converse
 	}
 	if kf.Format != nil {
 		if !slices.Contains(Formats, *kf.Format) {

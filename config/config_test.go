@@ -69,6 +69,20 @@ func TestTemplate(t *testing.T) {
 	}
 }
 
+func TestConverse(t *testing.T) {
+	claude := Builtins()["claude"]
+	if !claude.CanConverse() || Builtins()["codex"].CanConverse() || Builtins()[Exec].CanConverse() {
+		t.Error("only claude converses among the built-ins")
+	}
+	got, _ := claude.Conversing().Template(false, Extras{Converse: true})
+	if s := strings.Join(got, " "); !strings.HasSuffix(s, "--input-format stream-json --permission-prompt-tool stdio -p") {
+		t.Errorf("claude --converse: %s", s)
+	}
+	if claude.Conversing().Stdin != StdinStreamJSON || claude.Stdin != StdinPrompt {
+		t.Error("Conversing changed the built-in, or not its stdin")
+	}
+}
+
 func TestPromptWays(t *testing.T) {
 	kinds := Builtins()
 	for _, name := range []string{"claude", "codex", "opencode", "gemini"} {

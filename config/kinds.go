@@ -38,7 +38,12 @@ type Kind struct {
 	PlanArgs    []string `json:"plan_args,omitempty"`
 	// AutoArgs let the agent use its tools unattended (Gemini offers no shell tool headless
 	// without them); given unless --plan, whose plan_args take their place.
-	AutoArgs     []string          `json:"auto_args,omitempty"`
+	AutoArgs []string `json:"auto_args,omitempty"`
+	// ConverseArgs make the agent a conversation: turn after turn as user messages on stdin
+	// (stdin becomes stream-json), permission requests asked there. Converse makes every spawn
+	// of the kind one.
+	ConverseArgs []string          `json:"converse_args,omitempty"`
+	Converse     bool              `json:"converse,omitempty"`
 	Format       string            `json:"format"`
 	Stdin        string            `json:"stdin"`
 	Env          map[string]string `json:"env,omitempty"`
@@ -60,11 +65,13 @@ func Builtins() map[string]*Kind {
 	return map[string]*Kind{
 		"claude": {
 			Name: "claude", DisplayName: "Claude Code", Builtin: true, Format: "claude", Stdin: StdinPrompt,
-			Start:       []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
-			Resume:      []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
-			ModelArgs:   []string{"--model", "$AGT_MODEL"},
-			PlanArgs:    []string{"--permission-mode", "plan"},
-			SessionUUID: true,
+			Start:     []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
+			Resume:    []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
+			ModelArgs: []string{"--model", "$AGT_MODEL"},
+			PlanArgs:  []string{"--permission-mode", "plan"},
+			// The Agent SDK's recipe: user turns and permission answers on stdin.
+			ConverseArgs: []string{"--input-format", "stream-json", "--permission-prompt-tool", "stdio"},
+			SessionUUID:  true,
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
@@ -103,9 +110,10 @@ const argsToken = "$AGT_ARGS"
 
 // Extras are the optional arguments of one spawn.
 type Extras struct {
-	Model string
-	Plan  bool
-	Args  []string // --arg values, taken literally
+	Model    string
+	Plan     bool
+	Converse bool
+	Args     []string // --arg values, taken literally
 }
 
 // Template returns the argv template of a start (resume false) or a resume, with $AGT_ARGS
@@ -136,6 +144,9 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 	} else {
 		extra = append(extra, k.AutoArgs...)
 	}
+	if x.Converse {
+		extra = append(extra, k.ConverseArgs...)
+	}
 	// --arg values are the user's own words: protect their $ from substitution.
 	for _, a := range x.Args {
 		extra = append(extra, escapeTokens(a))
@@ -147,6 +158,17 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 	out := slices.Clone(tmpl[:i])
 	out = append(out, extra...)
 	return append(out, tmpl[i+1:]...), nil
+}
+
+// CanConverse reports whether the kind can be a conversation: it is one by its stdin, or it says
+// how to make it one.
+func (k *Kind) CanConverse() bool { return k.Stdin == StdinStreamJSON || len(k.ConverseArgs) > 0 }
+
+// Conversing returns the kind as a spawn with --converse runs it: stdin stream-json.
+func (k *Kind) Conversing() *Kind {
+	c := *k
+	c.Stdin = StdinStreamJSON
+	return &c
 }
 
 // TakesModel reports whether the kind can be told a model: its start argv names $AGT_MODEL, or
@@ -258,7 +280,7 @@ func (k *Kind) CheckTokens() error {
 	for _, t := range Tokens {
 		vals[t] = ""
 	}
-	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs} {
+	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs} {
 		for _, a := range tmpl {
 			if a == argsToken {
 				continue

@@ -55,22 +55,26 @@ type supervisor struct {
 	instance string
 	leader   pids.Identity
 
-	mu       sync.Mutex // guards everything below
-	log      *state.LogWriter
-	seq      int64
-	pending  []byte // events not yet written
-	events   []stream.Event
-	dec      stream.Decoder
-	machine  stream.Machine
-	snap     stream.Snapshot
-	status   state.Status
-	dirty    bool          // status.json lags behind last_seq
-	kick     chan struct{} // the state changed outside the main loop
-	stdin    *os.File      // the agent's stdin pipe, for stream-json kinds
-	writeErr error
-	lost     int64           // events dropped since the last successful write
-	gone     <-chan struct{} // closes when the agent's directory is removed
-	lock     *state.Lock
+	mu         sync.Mutex // guards everything below
+	log        *state.LogWriter
+	seq        int64
+	pending    []byte // events not yet written
+	events     []stream.Event
+	dec        stream.Decoder
+	machine    stream.Machine
+	snap       stream.Snapshot
+	status     state.Status
+	dirty      bool                          // status.json lags behind last_seq
+	kick       chan struct{}                 // the state changed outside the main loop
+	stdin      *os.File                      // the agent's stdin pipe, for stream-json kinds
+	perms      map[string]*pendingPermission // requests the agent waits on
+	queue      [][]byte                      // messages sent with --queue, for the turn's end
+	interrupts int                           // interrupt requests sent, for their ids
+	inMu       sync.Mutex                    // serializes writes to stdin (held for the write, never with mu)
+	writeErr   error
+	lost       int64           // events dropped since the last successful write
+	gone       <-chan struct{} // closes when the agent's directory is removed
+	lock       *state.Lock
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
@@ -415,6 +419,10 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if s.status.Model == "" {
 		s.status.Model = config.ConfiguredModel(spec.Format, s.agentGetenv())
 	}
+	if err := s.listen(); err != nil {
+		// The agent runs all the same; only send, approve, deny and interrupt cannot reach it.
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", spec.Name, err)
+	}
 	return s, nil
 }
 
@@ -498,7 +506,11 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		return nil, nil, nil, err
 	}
 	session, resumed := s.session(mode)
-	if resumed {
+	switch {
+	case resumed && s.spec.Stdin == config.StdinStreamJSON:
+		// A conversation resumes where it was: waiting for the next message.
+		tmpl, prompt = s.spec.Resume, nil
+	case resumed:
 		// The session goes on: the original prompt is not sent again.
 		tmpl = s.spec.Resume
 		rp := s.spec.ResumePrompt
@@ -591,8 +603,8 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		}
 		s.stdin = stdinW
 		if prompt != nil {
-			// The prompt, or on a resume the resume prompt: either way the first turn.
-			go stdinW.Write(userMessage(*prompt))
+			// The prompt: the first turn.
+			go s.writeIn(stdinW, userMessage(*prompt))
 		}
 	}
 	if id, err := pids.Of(pid); err == nil {
@@ -621,8 +633,11 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		first = stream.Running
 	}
 	s.setStateLocked(first, "", now)
-	if prompt != nil {
+	switch {
+	case prompt != nil:
 		s.snap = s.machine.Begin(s.snap, now) // a turn is under way from its prompt
+	case s.machine.InputOpen:
+		s.setStateLocked(stream.Waiting, stream.ReasonInput, now) // a conversation with no word yet
 	}
 	s.writeStatusLocked() // the new run's pid, even if it was starting already
 	return spawned, outR, errR, nil
@@ -706,11 +721,11 @@ func (s *supervisor) tokens(prompt *string, session string) map[string]string {
 	return vals
 }
 
-// userMessage is a prompt as a Claude stream-json user message line.
+// userMessage is a prompt as a Claude stream-json user message line, as the Agent SDK writes it.
 func userMessage(prompt string) []byte {
 	b := []byte(`{"type":"user","message":{"role":"user","content":`)
 	b = stream.AppendString(b, prompt)
-	return append(b, "}}\n"...)
+	return append(b, `},"parent_tool_use_id":null,"session_id":""}`+"\n"...)
 }
 
 // read starts the stdout and stderr readers; the returned channel closes when both reach EOF.
@@ -909,8 +924,14 @@ func (s *supervisor) recordLocked(ev *stream.Event) {
 
 // observeLocked feeds an event to the state machine, writing the status when the state moved.
 func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
+	if ev.Type == stream.TypePermission && ev.Decision == "" && s.spec.Stdin == config.StdinStreamJSON {
+		s.askedLocked(ev)
+	}
 	if s.moveLocked(s.machine.Event(s.snap, ev, now), now) {
 		s.writeStatusLocked()
+	}
+	if ev.Type == stream.TypeResult {
+		s.sendQueuedLocked(now)
 	}
 }
 
@@ -1079,8 +1100,9 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 	s.drain(g)
 
 	s.mu.Lock()
-	s.events, failure = s.dec.End(s.events[:0], *exit)
 	now := time.Now()
+	s.endPermissionsLocked(now)
+	s.events, failure = s.dec.End(s.events[:0], *exit)
 	for i := range s.events {
 		s.recordLocked(&s.events[i]) // a turn's result that only the end reveals (opencode)
 		s.appendLocked(&s.events[i], now)

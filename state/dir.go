@@ -52,7 +52,9 @@ const (
 	StdoutLog         = "stdout.log"
 	StderrLog         = "stderr.log"
 	SupervisorLog     = "supervisor.log"
-	PromptFile        = "prompt" // the prompt, 0600, kept for restarts; never in events or logs
+	PromptFile        = "prompt"      // the prompt, 0600, kept for restarts; never in events or logs
+	CtlSocket         = "ctl.sock"    // the supervisor's control channel (see spawn.Control)
+	PermissionsDir    = "permissions" // ID.json for each permission request the agent waits on
 )
 
 const agentsDir = "agents"

@@ -1,0 +1,174 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/tidwall/gjson"
+	"github.com/urfave/cli/v2"
+
+	"agt/spawn"
+	"agt/state"
+)
+
+func sendCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "send",
+		Usage: "give a conversation agent its next turn",
+		UsageText: "agt send [--wait] [--queue] NAME MESSAGE|-\n\n" +
+			"Delivers a user message to an agent spawned with --converse that waits for input: the next\n" +
+			"turn of the same session. - reads the message from stdin. It refuses when the agent is busy,\n" +
+			"unless --queue, which delivers it when the running turn ends. The message is never written to\n" +
+			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one.\n\n" +
+			"EXAMPLES:\n" +
+			"   agt send fix-auth 'now add a regression test'\n" +
+			"   agt send --wait fix-auth 'commit it' | jq -c 'select(.type==\"result\")'\n" +
+			"   git diff | agt send --queue review -",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "wait", Usage: "print the turn's events and exit with how it ended"},
+			&cli.BoolFlag{Name: "queue", Usage: "deliver it when the running turn ends instead of refusing"},
+			jsonFlag(),
+		},
+		Action: runSend,
+	}
+}
+
+func runSend(c *cli.Context) error {
+	args := c.Args().Slice()
+	if err := flagAfterName(c, args); err != nil {
+		return err
+	}
+	if len(args) != 2 {
+		return usagef(c, "want NAME and MESSAGE: agt send [--wait] [--queue] NAME MESSAGE|-")
+	}
+	msg := args[1]
+	if msg == "-" {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
+		if err != nil {
+			return fmt.Errorf("read the message from stdin: %w", err)
+		}
+		msg = string(b)
+	}
+	if strings.TrimSpace(msg) == "" {
+		return usagef(c, "the message is empty; say something, or give it on stdin with -")
+	}
+	a, err := oneAgent(c, args[0])
+	if err != nil {
+		return err
+	}
+	r, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue")})
+	if err != nil {
+		return controlError(a, err)
+	}
+	if !c.Bool("wait") {
+		if isTerminal(c.App.ErrWriter) {
+			how := "sent to"
+			if r.Queued {
+				how = "queued for"
+			}
+			fmt.Fprintf(c.App.ErrWriter, "%s %s (%d bytes)\n", how, a.Name, len(msg))
+		}
+		return nil
+	}
+	out, err := outputFor(c)
+	if err != nil {
+		return err
+	}
+	skip := 0
+	if r.Queued {
+		skip = 1 // the running turn's result comes first
+	}
+	return printTurn(c.Context, out, a, r.Seq, skip)
+}
+
+// errTurnFailed ends send --wait with exit 1 after a failed turn, quietly: its events say why.
+var errTurnFailed = cli.Exit("", 1)
+
+// printTurn prints a's events after seq until the result of a turn (after skip results), and
+// says with its error how the turn ended.
+func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip int) error {
+	var ok, done bool
+	fn := func(line []byte) error {
+		if done || gjson.GetBytes(line, "seq").Int() <= seq {
+			return nil
+		}
+		if err := printEvent(out, line); err != nil {
+			return err
+		}
+		switch gjson.GetBytes(line, "type").Str {
+		case "result":
+			if skip > 0 {
+				skip--
+				return nil
+			}
+			ok, done = gjson.GetBytes(line, "ok").Bool(), true
+		case "exit":
+			done = true // the agent ended without the turn's result
+		}
+		return nil
+	}
+	path := a.Path(state.EventsFile)
+	cursor, _, err := state.ReadLogCursor(path, fn)
+	if err != nil {
+		return err
+	}
+	if !done {
+		err = state.FollowLogFrom(ctx, path, cursor, fn, func() bool { return done || ended(a) })
+		if err != nil {
+			return err
+		}
+	} else {
+		cursor.Close()
+	}
+	if !ok {
+		return errTurnFailed
+	}
+	return nil
+}
+
+// oneAgent opens the agent name names.
+func oneAgent(c *cli.Context, name string) (*state.Agent, error) {
+	if err := state.ValidateName(name); err != nil {
+		return nil, cli.Exit(err, 2)
+	}
+	d, err := openRunDir(c)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := agentsNamed(d, []string{name})
+	if err != nil {
+		return nil, err
+	}
+	return agents[0], nil
+}
+
+// controlError adds what to do to a refusal of the control channel.
+func controlError(a *state.Agent, err error) error {
+	if errors.Is(err, spawn.ErrNotRunning) {
+		return withHint(err, fmt.Sprintf("run 'agt ps %s' to see how it ended", a.Name))
+	}
+	return err
+}
+
+// flagAfterName turns one of the command's own flags written after NAME into a usage error that
+// shows the right order. Other words are left alone: a message may start with a dash.
+func flagAfterName(c *cli.Context, args []string) error {
+	for _, a := range args[min(1, len(args)):] {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name == "" {
+			continue
+		}
+		for _, f := range c.Command.Flags {
+			for _, n := range f.Names() {
+				if n == name {
+					return usagef(c, "flag %s after NAME: flags come first (agt %s %s %s …)", a, c.Command.Name, a, args[0])
+				}
+			}
+		}
+	}
+	return nil
+}

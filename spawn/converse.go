@@ -1,0 +1,294 @@
+package spawn
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"agt/config"
+	"agt/state"
+	"agt/stream"
+)
+
+// A conversation agent (stdin = "stream-json": Claude's stream-json input with the control
+// protocol on the same pipe) takes its turns as user messages on stdin, and its permission
+// requests are answered there. The supervisor is the one writer of that pipe; the control
+// channel brings it what to write.
+
+// pendingPermission is a permission request the agent waits on, as its event had it.
+type pendingPermission struct {
+	ID      string          `json:"id"`
+	Tool    string          `json:"tool"`
+	Input   json.RawMessage `json:"input,omitempty"`
+	Options json.RawMessage `json:"options,omitempty"`
+	Seq     int64           `json:"seq"`
+	TS      time.Time       `json:"ts"`
+}
+
+// maxPermissions bounds the permission requests kept: an agent cannot ask more at once.
+const maxPermissions = 256
+
+// control carries out a request of the control channel.
+func (s *supervisor) control(req Request) Reply {
+	switch req.Op {
+	case OpSend:
+		return s.send(req)
+	case OpApprove, OpDeny:
+		return s.answer(req)
+	case OpInterrupt:
+		return s.interrupt()
+	}
+	return Reply{Error: fmt.Sprintf("unknown request %q; want send, approve, deny or interrupt", req.Op)}
+}
+
+// conversingLocked returns the agent's stdin when it is a live conversation, else why not.
+func (s *supervisor) conversingLocked() (*os.File, string) {
+	if s.spec.Stdin != config.StdinStreamJSON {
+		return nil, fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)
+	}
+	switch s.snap.State {
+	case stream.Starting, stream.Running, stream.Waiting, stream.Stale:
+	default:
+		return nil, fmt.Sprintf("%s is %s: no agent runs to take it", s.spec.Name, s.snap.State)
+	}
+	if s.stdin == nil {
+		return nil, fmt.Sprintf("%s has no input open", s.spec.Name)
+	}
+	return s.stdin, ""
+}
+
+// send delivers a user message: the next turn, at once when the agent waits for input, or when
+// the running turn ends if the request says queue.
+func (s *supervisor) send(req Request) Reply {
+	now := time.Now()
+	s.mu.Lock()
+	w, why := s.conversingLocked()
+	if why != "" {
+		s.mu.Unlock()
+		return Reply{Error: why}
+	}
+	seq := s.seq
+	if !s.waitingForInputLocked() {
+		if !req.Queue {
+			state := s.snap.State
+			if s.snap.Reason != "" {
+				state += " (" + s.snap.Reason + ")"
+			}
+			s.mu.Unlock()
+			return Reply{Error: fmt.Sprintf("%s is %s, not waiting for input; 'agt send --queue' delivers it when the turn ends", s.spec.Name, state)}
+		}
+		s.queue = append(s.queue, userMessage(req.Text))
+		s.mu.Unlock()
+		return Reply{Queued: true, Seq: seq}
+	}
+	s.beginLocked(now)
+	s.mu.Unlock()
+	if err := s.writeIn(w, userMessage(req.Text)); err != nil {
+		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+	}
+	return Reply{Seq: seq}
+}
+
+func (s *supervisor) waitingForInputLocked() bool {
+	return (s.snap.State == stream.Waiting || s.snap.State == stream.Stale) && s.snap.Reason == stream.ReasonInput
+}
+
+// beginLocked opens a turn: the agent is running from its message on.
+func (s *supervisor) beginLocked(now time.Time) {
+	if s.moveLocked(s.machine.Begin(s.snap, now), now) {
+		s.writeStatusLocked()
+	}
+}
+
+// sendQueuedLocked starts the next queued message's turn when the agent waits for input.
+func (s *supervisor) sendQueuedLocked(now time.Time) {
+	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.stdin == nil {
+		return
+	}
+	msg, w := s.queue[0], s.stdin
+	s.queue = s.queue[1:]
+	s.beginLocked(now)
+	go s.writeIn(w, msg)
+}
+
+// writeIn writes one line to the agent's stdin; writers take turns, so lines never interleave.
+func (s *supervisor) writeIn(w *os.File, line []byte) error {
+	s.inMu.Lock()
+	defer s.inMu.Unlock()
+	w.SetWriteDeadline(time.Now().Add(ctlTimeout))
+	_, err := w.Write(line)
+	return err
+}
+
+// answer allows or denies a pending permission request.
+func (s *supervisor) answer(req Request) Reply {
+	now := time.Now()
+	s.mu.Lock()
+	w, why := s.conversingLocked()
+	if why != "" {
+		s.mu.Unlock()
+		return Reply{Error: why}
+	}
+	p, why := s.pendingLocked(req.ID)
+	if why != "" {
+		s.mu.Unlock()
+		return Reply{Error: why}
+	}
+	allow := req.Op == OpApprove
+	delete(s.perms, p.ID)
+	ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
+	if allow {
+		ev.Decision = "allow"
+	}
+	s.appendLocked(&ev, now)
+	s.flushLocked()
+	if len(s.perms) == 0 && s.snap.Reason == stream.ReasonPermission {
+		s.beginLocked(now) // the turn goes on
+	}
+	s.mu.Unlock()
+	s.removePermission(p.ID)
+	if err := s.writeIn(w, permissionAnswer(p, allow, req.Always, req.Message)); err != nil {
+		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+	}
+	return Reply{ID: p.ID, Tool: p.Tool}
+}
+
+// pendingLocked finds the request id names, or the only one pending when id is "".
+func (s *supervisor) pendingLocked(id string) (*pendingPermission, string) {
+	if id != "" {
+		if p, ok := s.perms[id]; ok {
+			return p, ""
+		}
+		return nil, fmt.Sprintf("%s has no pending permission request %q; 'agt permissions %s' lists them", s.spec.Name, id, s.spec.Name)
+	}
+	switch len(s.perms) {
+	case 0:
+		return nil, fmt.Sprintf("%s has no pending permission request", s.spec.Name)
+	case 1:
+		for _, p := range s.perms {
+			return p, ""
+		}
+	}
+	ids := make([]string, 0, len(s.perms))
+	for id := range s.perms {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return nil, fmt.Sprintf("%s has %d pending permission requests (%s); name one", s.spec.Name, len(ids), strings.Join(ids, ", "))
+}
+
+// interrupt cancels the running turn; the agent goes back to waiting for input.
+func (s *supervisor) interrupt() Reply {
+	s.mu.Lock()
+	w, why := s.conversingLocked()
+	if why == "" && !s.snap.Open && !s.waitingForPermissionLocked() {
+		why = fmt.Sprintf("%s is %s: no turn to interrupt", s.spec.Name, s.snap.State)
+	}
+	s.interrupts++
+	id := "agt-interrupt-" + strconv.Itoa(s.interrupts)
+	s.mu.Unlock()
+	if why != "" {
+		return Reply{Error: why}
+	}
+	line := []byte(`{"type":"control_request","request_id":`)
+	line = stream.AppendString(line, id)
+	line = append(line, `,"request":{"subtype":"interrupt"}}`+"\n"...)
+	if err := s.writeIn(w, line); err != nil {
+		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+	}
+	return Reply{}
+}
+
+func (s *supervisor) waitingForPermissionLocked() bool {
+	return s.snap.State == stream.Waiting && s.snap.Reason == stream.ReasonPermission
+}
+
+// permissionAnswer is Claude's control_response to a can_use_tool request.
+func permissionAnswer(p *pendingPermission, allow, always bool, message string) []byte {
+	b := []byte(`{"type":"control_response","response":{"subtype":"success","request_id":`)
+	b = stream.AppendString(b, p.ID)
+	if allow {
+		b = append(b, `,"response":{"behavior":"allow","updatedInput":`...)
+		if len(p.Input) > 0 && json.Valid(p.Input) {
+			b = stream.AppendCompact(b, p.Input)
+		} else {
+			b = append(b, "{}"...)
+		}
+		if always && len(p.Options) > 0 && json.Valid(p.Options) {
+			// The suggestions, taken: rules that allow the like for the rest of the session.
+			b = append(b, `,"updatedPermissions":`...)
+			b = stream.AppendCompact(b, p.Options)
+		}
+	} else {
+		if message == "" {
+			message = "denied with agt deny"
+		}
+		b = append(b, `,"response":{"behavior":"deny","message":`...)
+		b = stream.AppendString(b, message)
+		b = append(b, `,"interrupt":false`...)
+	}
+	return append(b, "}}}\n"...)
+}
+
+// askedLocked records a permission request the agent waits on, in memory and as a file of the
+// agent's inbox (permissions/ID.json), so that any tool can list what waits across agents.
+func (s *supervisor) askedLocked(ev *stream.Event) {
+	if ev.ID == "" || len(s.perms) >= maxPermissions {
+		return
+	}
+	p := &pendingPermission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options, Seq: ev.Seq, TS: ev.TS}
+	if s.perms == nil {
+		s.perms = make(map[string]*pendingPermission)
+	}
+	s.perms[ev.ID] = p
+	b, err := json.Marshal(p)
+	if err != nil {
+		return
+	}
+	name, ok := permissionFile(ev.ID)
+	if !ok {
+		return
+	}
+	dir := s.a.Path(state.PermissionsDir)
+	os.Mkdir(dir, 0o700)
+	if err := state.WriteFileAtomic(filepath.Join(dir, name), b); err != nil {
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
+	}
+}
+
+// permissionFile is the inbox file of a request id: ids are the agent's, so only safe ones
+// name a file.
+func permissionFile(id string) (string, bool) {
+	if id == "" || len(id) > 200 || strings.HasPrefix(id, ".") {
+		return "", false
+	}
+	for _, c := range id {
+		if !(c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return "", false
+		}
+	}
+	return id + ".json", true
+}
+
+func (s *supervisor) removePermission(id string) {
+	if name, ok := permissionFile(id); ok {
+		os.Remove(filepath.Join(s.a.Path(state.PermissionsDir), name))
+	}
+}
+
+// endPermissionsLocked clears the inbox at the end of a run: a request still pending is denied
+// (the agent that asked is gone), and the log says so.
+func (s *supervisor) endPermissionsLocked(now time.Time) {
+	for id, p := range s.perms {
+		ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
+		s.appendLocked(&ev, now)
+		delete(s.perms, id)
+		s.removePermission(id)
+	}
+	s.queue = nil
+}

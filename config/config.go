@@ -30,8 +30,9 @@ type Config struct {
 	StallAfter   time.Duration
 	StopTimeout  time.Duration
 	Restart      Restart
-	MaxAgents    int   // 0: no cap
-	LogMaxSize   int64 // bytes at which events.ndjson rotates
+	MaxAgents    int    // 0: no cap
+	Policy       Policy // permission requests answered without asking (allow, deny)
+	LogMaxSize   int64  // bytes at which events.ndjson rotates
 	Workspace    Workspace
 	Kinds        map[string]*Kind
 	Files        []string // the files read, user file first
@@ -70,6 +71,8 @@ type file struct {
 	RestartMax   *string             `toml:"restart_max_delay"`
 	HealthyAfter *string             `toml:"healthy_after"`
 	MaxAgents    *int                `toml:"max_agents"`
+	Allow        []string            `toml:"allow"`
+	Deny         []string            `toml:"deny"`
 	LogMaxSize   any                 `toml:"log_max_size"` // a size string or a number of bytes
 	Workspace    *workspaceTable     `toml:"workspace"`
 	Agents       map[string]kindFile `toml:"agents"`
@@ -318,6 +321,15 @@ func (c *Config) merge(path string) error {
 		}
 		c.LogMaxSize = n
 	}
+	for _, rules := range [][]string{f.Allow, f.Deny} {
+		for _, r := range rules {
+			if _, _, err := ParseRule(r); err != nil {
+				return fmt.Errorf("%s: %v", path, err)
+			}
+		}
+	}
+	c.Policy.Allow = append(c.Policy.Allow, f.Allow...)
+	c.Policy.Deny = append(c.Policy.Deny, f.Deny...)
 	if f.MaxAgents != nil {
 		if *f.MaxAgents < 0 {
 			return fmt.Errorf("%s: max_agents %d must not be negative (0 means no limit)", path, *f.MaxAgents)

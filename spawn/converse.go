@@ -147,7 +147,7 @@ func (s *supervisor) answer(req Request) Reply {
 	}
 	s.appendLocked(&ev, now)
 	s.flushLocked()
-	if len(s.perms) == 0 && s.snap.Reason == stream.ReasonPermission {
+	if len(s.perms) == 0 && s.waitingForPermissionLocked() {
 		s.beginLocked(now) // the turn goes on
 	}
 	s.mu.Unlock()
@@ -205,7 +205,8 @@ func (s *supervisor) interrupt() Reply {
 }
 
 func (s *supervisor) waitingForPermissionLocked() bool {
-	return s.snap.State == stream.Waiting && s.snap.Reason == stream.ReasonPermission
+	return (s.snap.State == stream.Waiting || s.snap.State == stream.Stale) &&
+		(s.snap.Reason == stream.ReasonPermission || s.snap.Reason == stream.ReasonPlan)
 }
 
 // permissionAnswer is Claude's control_response to a can_use_tool request.
@@ -233,6 +234,23 @@ func permissionAnswer(p *pendingPermission, allow, always bool, message string) 
 		b = append(b, `,"interrupt":false`...)
 	}
 	return append(b, "}}}\n"...)
+}
+
+// decideLocked answers a permission request by the agt.toml policy when a rule covers it: the
+// event then records the decision and the rule, nobody is asked, and it returns the answer to
+// write to the agent.
+func (s *supervisor) decideLocked(ev *stream.Event) []byte {
+	if ev.Type != stream.TypePermission || ev.Decision != "" || s.policy.Empty() ||
+		s.spec.Stdin != config.StdinStreamJSON || s.stdin == nil {
+		return nil
+	}
+	decision, rule := s.policy.Decide(ev.Tool, ev.Input)
+	if decision == "" {
+		return nil
+	}
+	ev.Decision, ev.Rule = decision, rule
+	p := &pendingPermission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
+	return permissionAnswer(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
 }
 
 // askedLocked records a permission request the agent waits on, in memory and as a file of the

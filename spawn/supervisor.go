@@ -68,6 +68,7 @@ type supervisor struct {
 	kick       chan struct{}                 // the state changed outside the main loop
 	stdin      *os.File                      // the agent's stdin pipe, for stream-json kinds
 	perms      map[string]*pendingPermission // requests the agent waits on
+	policy     config.Policy                 // requests answered without asking
 	queue      [][]byte                      // messages sent with --queue, for the turn's end
 	interrupts int                           // interrupt requests sent, for their ids
 	inMu       sync.Mutex                    // serializes writes to stdin (held for the write, never with mu)
@@ -326,7 +327,6 @@ func (s *supervisor) restarting(exit *stream.Exit, f stream.Failure, delay time.
 	s.setStateLocked(stream.Restarting, reason, now)
 	ev := stream.Event{Type: stream.TypeRestart, Attempt: s.status.Restarts, DelayMS: delay.Milliseconds(), Reason: reason}
 	s.appendLocked(&ev, now)
-	s.flushLocked()
 	s.writeStatusLocked()
 }
 
@@ -387,6 +387,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		root: d.Root, a: a, spec: spec, log: log, seq: last,
 		dec:     stream.ForFormat(spec.Format),
 		machine: machineFor(spec),
+		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny},
 		kick:    make(chan struct{}, 1),
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
@@ -790,7 +791,9 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 	}
 	if len(s.events) == 0 {
 		// A line the decoder folds away (a streamed token) is still a sign of life.
-		s.moveLocked(s.machine.Active(s.snap, now), now)
+		if s.moveLocked(s.machine.Active(s.snap, now), now) {
+			s.writeStatusLocked()
+		}
 	}
 	for i := range s.events {
 		ev := &s.events[i]
@@ -798,8 +801,12 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 			ev.Truncated, ev.Bytes = true, n
 		}
 		s.recordLocked(ev)
+		answer := s.decideLocked(ev)
 		s.appendLocked(ev, now)
 		s.observeLocked(ev, now)
+		if answer != nil {
+			go s.writeIn(s.stdin, answer)
+		}
 	}
 	if flush || len(s.pending) >= maxPending {
 		s.flushLocked()
@@ -936,7 +943,9 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 }
 
 // moveLocked records a new snapshot, emitting a state event when the state changed, which it
-// reports. Writing the status is the caller's, once it has recorded all that goes with the move.
+// reports. Writing the status is the caller's, once it has recorded all that goes with the move:
+// the state event is written to the log after the status (writeStatusLocked), so that whoever
+// reads the state in the log finds it in status.json too.
 func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) bool {
 	prev := s.snap
 	s.snap = next
@@ -945,7 +954,6 @@ func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) bool {
 	}
 	ev := stream.Event{Type: stream.TypeState, From: prev.State, To: next.State, Reason: next.Reason}
 	s.appendLocked(&ev, now)
-	s.flushLocked()
 	s.status.State, s.status.Reason, s.status.Since = next.State, next.Reason, next.Since
 	s.kickLocked()
 	return true
@@ -965,7 +973,9 @@ func (s *supervisor) setStateLocked(state, reason string, now time.Time) {
 	s.moveLocked(next, now)
 }
 
+// writeStatusLocked writes status.json, then the events waiting to be written.
 func (s *supervisor) writeStatusLocked() {
+	defer s.flushLocked()
 	s.status.Updated = time.Now()
 	s.status.Activity, s.status.Doing = s.snap.Activity, s.snap.Doing
 	st := s.status
@@ -1227,6 +1237,9 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 		s.status.Error = "" // the last failure was cured
 	}
 	s.setStateLocked(state, reason, now)
+	// The other way round from a live move: a follower stops once the status is final, so the
+	// final state event must be in the log by then.
+	s.flushLocked()
 	s.writeStatusLocked()
 }
 

@@ -46,6 +46,9 @@ type Spec struct {
 	ResumePrompt string   `json:"resume_prompt,omitempty"`
 	Model        string   `json:"model,omitempty"`
 	SessionID    string   `json:"session_id,omitempty"`
+	// Allow and Deny are the permission rules agt answers by itself (config.Policy).
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 	// NewSession: every fresh start gets a new random session id (Claude's --session-id).
 	NewSession  bool `json:"new_session,omitempty"`
 	PromptBytes int  `json:"prompt_bytes,omitempty"`

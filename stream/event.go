@@ -120,6 +120,8 @@ type Event struct {
 
 	// permission: "deny" or "allow" when the decision is taken already, "" while it waits.
 	Decision string `json:"decision,omitempty"`
+	// permission: the agt.toml policy rule that decided, when one did
+	Rule string `json:"rule,omitempty"`
 
 	// result: Turns is the supervisor's count of finished turns (decoders leave it 0), Steps the
 	// agent's own count of model round trips in the turn (0 when it reports none).
@@ -212,6 +214,9 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		dst = appendRawField(dst, "options", e.Options)
 		if e.Decision != "" {
 			dst = appendStringField(dst, "decision", e.Decision)
+		}
+		if e.Rule != "" {
+			dst = appendStringField(dst, "rule", e.Rule)
 		}
 	case TypeResult:
 		dst = appendBoolField(dst, "ok", e.OK)

@@ -20,10 +20,15 @@ const (
 const (
 	ReasonInput      = "input"      // waiting: the turn is over and the agent reads more input
 	ReasonPermission = "permission" // waiting: the agent asks for a decision
+	ReasonPlan       = "plan"       // waiting: the agent asks to leave plan mode with its plan
 	ReasonQuiet      = "quiet"      // waiting: a terminal agent has been silent for idle_after
 	ReasonRetrying   = "retrying"   // running: the agent retries a failed model request
 	ReasonStalled    = "stalled"    // stale: silent inside an open turn for stall_after
 )
+
+// PlanTool is the tool an agent in plan mode asks permission for to present its plan (Claude's):
+// allowing it approves the plan, denying it with a message sends the plan back.
+const PlanTool = "ExitPlanMode"
 
 // IsFinal reports whether state is one an agent never leaves.
 func IsFinal(state string) bool {
@@ -129,6 +134,9 @@ func (m Machine) Event(s Snapshot, ev *Event, now time.Time) Snapshot {
 	case TypePermission:
 		if ev.Decision != "" {
 			return s // answered already: nobody is asked
+		}
+		if ev.Tool == PlanTool {
+			return s.to(Waiting, ReasonPlan, now)
 		}
 		return s.to(Waiting, ReasonPermission, now)
 	case TypeResult:

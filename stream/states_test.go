@@ -56,6 +56,8 @@ func TestMachine(t *testing.T) {
 			snap(Waiting, ReasonInput, 0, time.Second)},
 		{"permission waits", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypePermission}, time.Second},
 			inTurn(snap(Waiting, ReasonPermission, time.Second, time.Second))},
+		{"a plan to approve waits (plan)", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypePermission, Tool: PlanTool}, time.Second},
+			inTurn(snap(Waiting, ReasonPlan, time.Second, time.Second))},
 		{"a permission already decided asks nobody", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypePermission, Decision: "deny"}, time.Second},
 			inTurn(snap(Running, "", 0, time.Second))},
 		{"work after a permission runs again", turns, inTurn(snap(Waiting, ReasonPermission, 0, 0)), step{&Event{Type: TypeToolResult}, time.Minute},

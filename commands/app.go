@@ -26,7 +26,7 @@ func New(version string) *cli.App {
 		Commands: []*cli.Command{
 			spawnCommand(), psCommand(), stopCommand(), tailCommand(), waitCommand(),
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
-			sendCommand(), approveCommand(), denyCommand(), interruptCommand(),
+			sendCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(),
 		},
 		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,

@@ -106,9 +106,9 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 				return nil
 			}
 			ok, done = gjson.GetBytes(line, "ok").Bool(), true
-		case "exit":
-			done = true // the agent ended without the turn's result
 		}
+		// An exit is no end: a conversation of turn processes runs one per turn. An agent
+		// that ends without the turn's result ends the follow below.
 		return nil
 	}
 	path := a.Path(state.EventsFile)

@@ -158,11 +158,16 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		return spawn.Options{}, nil, err
 	}
 	converse := c.Bool("converse") || kind.Converse
+	turns := false
 	if converse {
-		if !kind.CanConverse() {
-			return spawn.Options{}, nil, usagef(c, "agent kind %s cannot converse: it takes no messages (set converse_args, or stdin = \"stream-json\", in agt.toml)", kind.Name)
+		switch kind.ConverseMode() {
+		case config.ConverseStdin:
+			kind = kind.Conversing()
+		case config.ConverseTurns:
+			turns = true // a process per turn, each resuming the session
+		default:
+			return spawn.Options{}, nil, usagef(c, "agent kind %s cannot converse: it takes no messages (set converse_args, or stdin = \"stream-json\", or a resume argv with stdin = \"prompt\", in agt.toml)", kind.Name)
 		}
-		kind = kind.Conversing()
 	}
 	opts := spawn.Options{
 		Spec: state.Spec{
@@ -211,7 +216,8 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	if opts.Model == "" && kind.TakesModel() {
 		opts.Model = os.Getenv("AGT_MODEL") // a default: a kind that takes no model (a plain command) ignores it
 	}
-	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse, Args: c.StringSlice("arg")}
+	opts.ConverseTurns = turns
+	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse && !turns, Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {
 		if opts.Model != "" || extras.Plan {
 			return spawn.Options{}, nil, usagef(c, "--model and --plan need an agent kind (--agent); a plain command takes its own flags")

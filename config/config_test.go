@@ -71,8 +71,10 @@ func TestTemplate(t *testing.T) {
 
 func TestConverse(t *testing.T) {
 	claude := Builtins()["claude"]
-	if !claude.CanConverse() || Builtins()["codex"].CanConverse() || Builtins()[Exec].CanConverse() {
-		t.Error("only claude converses among the built-ins")
+	for name, want := range map[string]string{"claude": ConverseStdin, "codex": ConverseTurns, "opencode": ConverseTurns, "gemini": ConverseTurns, Exec: ""} {
+		if got := Builtins()[name].ConverseMode(); got != want {
+			t.Errorf("%s converses %q, want %q", name, got, want)
+		}
 	}
 	got, _ := claude.Conversing().Template(false, Extras{Converse: true})
 	if s := strings.Join(got, " "); !strings.HasSuffix(s, "--input-format stream-json --permission-prompt-tool stdio -p") {

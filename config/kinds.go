@@ -160,9 +160,27 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 	return append(out, tmpl[i+1:]...), nil
 }
 
-// CanConverse reports whether the kind can be a conversation: it is one by its stdin, or it says
-// how to make it one.
-func (k *Kind) CanConverse() bool { return k.Stdin == StdinStreamJSON || len(k.ConverseArgs) > 0 }
+// How a kind converses (ConverseMode).
+const (
+	ConverseStdin = "stdin" // one process; messages and permission answers on its stdin
+	ConverseTurns = "turns" // a process per turn, each resuming the session with the message
+)
+
+// ConverseMode says how the kind can be a conversation: by its stdin (stream-json, or the
+// converse_args that make it so), by a process per turn (it resumes a session and reads its
+// prompt on stdin), or "" when it cannot.
+func (k *Kind) ConverseMode() string {
+	switch {
+	case k.Stdin == StdinStreamJSON || len(k.ConverseArgs) > 0:
+		return ConverseStdin
+	case len(k.Resume) > 0 && (k.Stdin == StdinPrompt || NeedsPrompt(k.Resume)):
+		return ConverseTurns
+	}
+	return ""
+}
+
+// CanConverse reports whether the kind can be a conversation at all.
+func (k *Kind) CanConverse() bool { return k.ConverseMode() != "" }
 
 // Conversing returns the kind as a spawn with --converse runs it: stdin stream-json.
 func (k *Kind) Conversing() *Kind {

@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"agt/config"
 	"agt/state"
@@ -30,6 +33,9 @@ type pendingPermission struct {
 	TS      time.Time       `json:"ts"`
 }
 
+// interruptGrace is how long an interrupted turn process has to end before SIGTERM.
+const interruptGrace = 2 * time.Second
+
 // maxPermissions bounds the permission requests kept: an agent cannot ask more at once.
 const maxPermissions = 256
 
@@ -46,15 +52,19 @@ func (s *supervisor) control(req Request) Reply {
 	return Reply{Error: fmt.Sprintf("unknown request %q; want send, approve, deny or interrupt", req.Op)}
 }
 
-// conversingLocked returns the agent's stdin when it is a live conversation, else why not.
+// conversingLocked returns the agent's stdin when it is a live conversation, else why not. A
+// conversation of turn processes has no stdin to write to (nil).
 func (s *supervisor) conversingLocked() (*os.File, string) {
-	if s.spec.Stdin != config.StdinStreamJSON {
+	if s.spec.Stdin != config.StdinStreamJSON && !s.spec.ConverseTurns {
 		return nil, fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)
 	}
 	switch s.snap.State {
 	case stream.Starting, stream.Running, stream.Waiting, stream.Stale:
 	default:
 		return nil, fmt.Sprintf("%s is %s: no agent runs to take it", s.spec.Name, s.snap.State)
+	}
+	if s.spec.ConverseTurns {
+		return nil, ""
 	}
 	if s.stdin == nil {
 		return nil, fmt.Sprintf("%s has no input open", s.spec.Name)
@@ -82,9 +92,22 @@ func (s *supervisor) send(req Request) Reply {
 			s.mu.Unlock()
 			return Reply{Error: fmt.Sprintf("%s is %s, not waiting for input; 'agt send --queue' delivers it when the turn ends", s.spec.Name, state)}
 		}
-		s.queue = append(s.queue, userMessage(req.Text))
+		s.queue = append(s.queue, req.Text)
 		s.mu.Unlock()
 		return Reply{Queued: true, Seq: seq}
+	}
+	if s.spec.ConverseTurns {
+		if s.between {
+			// No process runs: the message starts the next one.
+			s.between = false
+			s.beginLocked(now)
+			s.turnCh <- req.Text
+		} else {
+			// The turn's result came, its process is on its way out: next in line.
+			s.queue = append(s.queue, req.Text)
+		}
+		s.mu.Unlock()
+		return Reply{Seq: seq}
 	}
 	s.beginLocked(now)
 	s.mu.Unlock()
@@ -105,15 +128,89 @@ func (s *supervisor) beginLocked(now time.Time) {
 	}
 }
 
-// sendQueuedLocked starts the next queued message's turn when the agent waits for input.
+// sendQueuedLocked starts the next queued message's turn when the agent waits for input on its
+// stdin. (A conversation of turn processes takes it when the process has exited: nextTurn.)
 func (s *supervisor) sendQueuedLocked(now time.Time) {
-	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.stdin == nil {
+	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.stdin == nil || s.spec.ConverseTurns {
 		return
 	}
 	msg, w := s.queue[0], s.stdin
 	s.queue = s.queue[1:]
 	s.beginLocked(now)
-	go s.writeIn(w, msg)
+	go s.writeIn(w, userMessage(msg))
+}
+
+// errStopped says a stop came while a conversation of turn processes waited for a message.
+var errStopped = errors.New("stopped")
+
+// nextTurn is the time between two turn processes of a conversation: it records the end of the
+// last one, waits for the next message (or takes one queued already) and starts its turn,
+// resuming the session. It returns errStopped when a stop comes first.
+func (s *supervisor) nextTurn(sigs signals, exit *stream.Exit) (*generation, error) {
+	now := time.Now()
+	s.mu.Lock()
+	s.recordExitLocked(exit, now)
+	var msg *string
+	if len(s.queue) > 0 {
+		m := s.queue[0]
+		s.queue = s.queue[1:]
+		msg = &m
+		s.beginLocked(now)
+	} else {
+		s.between = true
+		if !s.waitingForInputLocked() {
+			s.setStateLocked(stream.Waiting, stream.ReasonInput, now) // it ended without a result
+		}
+		s.writeStatusLocked()
+	}
+	s.mu.Unlock()
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
+	for msg == nil {
+		s.mu.Lock()
+		when := s.machine.Due(s.snap)
+		s.mu.Unlock()
+		due.Stop()
+		if !when.IsZero() {
+			due.Reset(max(time.Until(when), time.Second))
+		}
+		select {
+		case <-sigs.term:
+			return nil, errStopped
+		case <-s.gone:
+			return nil, errStopped
+		case <-sigs.chld:
+			s.reap() // an orphan of the last turn
+		case m := <-s.turnCh:
+			msg = &m
+		case <-due.C:
+			s.mu.Lock()
+			if s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now()) {
+				s.writeStatusLocked()
+			}
+			s.mu.Unlock()
+		}
+	}
+	if s.a.Want() == "down" {
+		return nil, errStopped
+	}
+	s.mu.Lock()
+	s.between, s.next = false, msg
+	s.mu.Unlock()
+	g, err := s.start(StartResume)
+	if err != nil {
+		s.emitError(err.Error(), true)
+		return nil, err
+	}
+	return g, nil
+}
+
+// wasInterrupted reports whether the run that just ended was a turn process that agt interrupt
+// cut short: its end is the turn's, not a failure.
+func (s *supervisor) wasInterrupted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.interrupted
 }
 
 // writeIn writes one line to the agent's stdin; writers take turns, so lines never interleave.
@@ -130,6 +227,9 @@ func (s *supervisor) answer(req Request) Reply {
 	now := time.Now()
 	s.mu.Lock()
 	w, why := s.conversingLocked()
+	if why == "" && s.spec.ConverseTurns {
+		why = fmt.Sprintf("%s asks no permission: a conversation of turn processes cannot", s.spec.Name)
+	}
 	if why != "" {
 		s.mu.Unlock()
 		return Reply{Error: why}
@@ -188,6 +288,25 @@ func (s *supervisor) interrupt() Reply {
 	w, why := s.conversingLocked()
 	if why == "" && !s.snap.Open && !s.waitingForPermissionLocked() {
 		why = fmt.Sprintf("%s is %s: no turn to interrupt", s.spec.Name, s.snap.State)
+	}
+	if why == "" && s.spec.ConverseTurns && !s.alive {
+		why = fmt.Sprintf("%s is starting its turn; try again", s.spec.Name)
+	}
+	if why == "" && s.spec.ConverseTurns {
+		// The turn is its process: SIGINT, as a person's Ctrl-C; SIGTERM if it takes no
+		// notice (opencode ignores SIGINT without a terminal).
+		leader := s.leader
+		s.interrupted = true
+		s.mu.Unlock()
+		unix.Kill(-leader.PID, unix.SIGINT)
+		time.AfterFunc(interruptGrace, func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.interrupted && s.leader == leader && s.alive {
+				unix.Kill(-leader.PID, unix.SIGTERM)
+			}
+		})
+		return Reply{}
 	}
 	s.interrupts++
 	id := "agt-interrupt-" + strconv.Itoa(s.interrupts)
@@ -308,5 +427,7 @@ func (s *supervisor) endPermissionsLocked(now time.Time) {
 		delete(s.perms, id)
 		s.removePermission(id)
 	}
-	s.queue = nil
+	if !s.spec.ConverseTurns {
+		s.queue = nil // its process is gone; a conversation of turn processes starts the next
+	}
 }

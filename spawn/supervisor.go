@@ -55,27 +55,32 @@ type supervisor struct {
 	instance string
 	leader   pids.Identity
 
-	mu         sync.Mutex // guards everything below
-	log        *state.LogWriter
-	seq        int64
-	pending    []byte // events not yet written
-	events     []stream.Event
-	dec        stream.Decoder
-	machine    stream.Machine
-	snap       stream.Snapshot
-	status     state.Status
-	dirty      bool                          // status.json lags behind last_seq
-	kick       chan struct{}                 // the state changed outside the main loop
-	stdin      *os.File                      // the agent's stdin pipe, for stream-json kinds
-	perms      map[string]*pendingPermission // requests the agent waits on
-	policy     config.Policy                 // requests answered without asking
-	queue      [][]byte                      // messages sent with --queue, for the turn's end
-	interrupts int                           // interrupt requests sent, for their ids
-	inMu       sync.Mutex                    // serializes writes to stdin (held for the write, never with mu)
-	writeErr   error
-	lost       int64           // events dropped since the last successful write
-	gone       <-chan struct{} // closes when the agent's directory is removed
-	lock       *state.Lock
+	mu          sync.Mutex // guards everything below
+	log         *state.LogWriter
+	seq         int64
+	pending     []byte // events not yet written
+	events      []stream.Event
+	dec         stream.Decoder
+	machine     stream.Machine
+	snap        stream.Snapshot
+	status      state.Status
+	dirty       bool                          // status.json lags behind last_seq
+	kick        chan struct{}                 // the state changed outside the main loop
+	stdin       *os.File                      // the agent's stdin pipe, for stream-json kinds
+	perms       map[string]*pendingPermission // requests the agent waits on
+	turnCh      chan string                   // ConverseTurns: the message that starts the next turn
+	between     bool                          // ConverseTurns: no turn process runs; a send goes to turnCh
+	next        *string                       // ConverseTurns: the prompt of the turn being started
+	interrupted bool                          // the running turn process got SIGINT from agt interrupt
+	alive       bool                          // the agent's process runs (not yet reaped): its group may be signalled
+	policy      config.Policy                 // requests answered without asking
+	queue       []string                      // messages sent with --queue, for the turn's end
+	interrupts  int                           // interrupt requests sent, for their ids
+	inMu        sync.Mutex                    // serializes writes to stdin (held for the write, never with mu)
+	writeErr    error
+	lost        int64           // events dropped since the last successful write
+	gone        <-chan struct{} // closes when the agent's directory is removed
+	lock        *state.Lock
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
@@ -207,7 +212,21 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			s.finish(stream.Stopped, "stop", exit)
 			return nil
 		}
-		clean := exit.Code == 0 && exit.Signal == ""
+		clean := exit.Code == 0 && exit.Signal == "" || s.wasInterrupted()
+		if clean && s.spec.ConverseTurns {
+			// A conversation of turn processes: the turn is over, the next message starts
+			// the next one.
+			if g, err = s.nextTurn(sigs, exit); err != nil {
+				if err == errStopped {
+					s.finish(stream.Stopped, "stop", nil)
+				} else {
+					s.finish(stream.Failed, "start", nil)
+				}
+				return nil
+			}
+			failures = 0
+			continue
+		}
 		if !clean {
 			s.failed(exit, failure)
 		}
@@ -389,6 +408,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		machine: machineFor(spec),
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny},
 		kick:    make(chan struct{}, 1),
+		turnCh:  make(chan string, 1),
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
 	}
@@ -434,7 +454,7 @@ func machineFor(spec *state.Spec) stream.Machine {
 		IdleAfter:  time.Duration(spec.IdleAfter),
 		StaleAfter: time.Duration(spec.StaleAfter),
 		StallAfter: time.Duration(spec.StallAfter),
-		InputOpen:  spec.Stdin == config.StdinStreamJSON,
+		InputOpen:  spec.Stdin == config.StdinStreamJSON || spec.ConverseTurns,
 	}
 	if spec.Format != "" && spec.Format != "text" {
 		m.Mode = stream.Turns
@@ -507,7 +527,18 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		return nil, nil, nil, err
 	}
 	session, resumed := s.session(mode)
+	s.mu.Lock()
+	next := s.next
+	s.next, s.interrupted = nil, false
+	s.mu.Unlock()
 	switch {
+	case next != nil:
+		// The next turn of a conversation of turn processes: the message is the prompt, in
+		// the session when the agent saved it, else in a fresh one.
+		if resumed {
+			tmpl = s.spec.Resume
+		}
+		prompt = next
 	case resumed && s.spec.Stdin == config.StdinStreamJSON:
 		// A conversation resumes where it was: waiting for the next message.
 		tmpl, prompt = s.spec.Resume, nil
@@ -621,6 +652,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.status.PID = pid
+	s.alive = true
 	s.status.Started = now
 	s.status.Instance = s.instance
 	s.status.ExitCode, s.status.Signal = nil, ""
@@ -1065,7 +1097,11 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		case <-sigs.term:
 			stop("stop")
 		case <-sigs.chld:
-			exit = s.reap()
+			if exit = s.reap(); exit != nil {
+				s.mu.Lock()
+				s.alive = false // its pid may be anyone's from now on
+				s.mu.Unlock()
+			}
 		case <-graceEnd:
 			s.tree().Signal(syscall.SIGKILL)
 		case <-goneCheck:

@@ -49,6 +49,9 @@ type Spec struct {
 	// Allow and Deny are the permission rules agt answers by itself (config.Policy).
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// ConverseTurns: a conversation of turn processes (agt send starts the next one, resuming
+	// the session), for kinds that take no messages on stdin.
+	ConverseTurns bool `json:"converse_turns,omitempty"`
 	// NewSession: every fresh start gets a new random session id (Claude's --session-id).
 	NewSession  bool `json:"new_session,omitempty"`
 	PromptBytes int  `json:"prompt_bytes,omitempty"`

@@ -81,8 +81,10 @@ func Builtins() map[string]*Kind {
 		},
 		"opencode": {
 			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: StdinPrompt,
-			Start:     []string{"opencode", "run", "--format", "json", "$AGT_ARGS"},
-			Resume:    []string{"opencode", "run", "--format", "json", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
+			// Its errors on stderr: the stream says only "Unexpected server error" for an
+			// unknown model, its log says ProviderModelNotFoundError.
+			Start:     []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "$AGT_ARGS"},
+			Resume:    []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--agent", "plan"},
 		},

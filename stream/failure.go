@@ -70,6 +70,7 @@ var failurePatterns = []struct {
 	{[]string{"no conversation found with session id"}, ClassSession, true}, // claude --resume
 	{[]string{"no rollout found for thread id"}, ClassSession, true},        // codex exec resume
 	{[]string{"invalid session identifier"}, ClassSession, true},            // gemini --resume
+	{[]string{"no previous sessions found"}, ClassSession, true},            // gemini --resume, none saved
 	{[]string{"session not found"}, ClassSession, true},                     // opencode --session
 	{[]string{"session id", "already in use"}, ClassConfig, true},           // claude --session-id
 	{[]string{"not logged in"}, ClassAuth, true},
@@ -98,7 +99,8 @@ var failurePatterns = []struct {
 	{[]string{"usage limit"}, ClassRate, false},
 	{[]string{"billing_error"}, ClassRate, false}, // claude: out of credit
 	{[]string{"credit balance"}, ClassRate, false},
-	{[]string{"model not found"}, ClassConfig, false},
+	{[]string{"model not found"}, ClassConfig, true}, // opencode's ProviderModelNotFoundError
+	{[]string{"modelnotfound"}, ClassConfig, true},
 	{[]string{"model_not_found"}, ClassConfig, false},
 	{[]string{"modelnotfound"}, ClassConfig, false},
 	{[]string{"unknown model"}, ClassConfig, false},

@@ -49,6 +49,8 @@ func TestClassify(t *testing.T) {
 		{0, "Quota exceeded. Check your plan and billing details.", ClassRate, 0},
 		{0, `{"type":"error","error":{"type":"rate_limit_error"}}`, ClassRate, 0},
 		{0, "Model not found: anthropic/bogus", ClassConfig, 0},
+		{0, "Error resuming session: No previous sessions found for this project.", ClassSession, 0},
+		{0, "ERROR service=session error=ProviderModelNotFoundError Model not found: anthropic/no-such-model", ClassConfig, 0},
 		{0, "The model `gpt-9` does not exist or you do not have access to it.", ClassConfig, 0},
 		{0, `{"error": {"message": "bad", "type": "invalid_request_error"}}`, ClassConfig, 0},
 		{0, "overloaded_error", ClassTransient, 0},

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,9 +31,13 @@ type Config struct {
 	StallAfter   time.Duration
 	StopTimeout  time.Duration
 	Restart      Restart
-	MaxAgents    int    // 0: no cap
-	Policy       Policy // permission requests answered without asking (allow, deny)
-	LogMaxSize   int64  // bytes at which events.ndjson rotates
+	MaxAgents    int           // 0: no cap
+	Policy       Policy        // permission requests answered without asking (allow, deny)
+	MaxCost      float64       // an agent's budget in USD; 0: none
+	OnState      []string      // the hook run at each change of state
+	HookTimeout  time.Duration // its bound
+	MaxCostTotal float64       // the run directory's: spawn and send refuse past it; 0: none
+	LogMaxSize   int64         // bytes at which events.ndjson rotates
 	Workspace    Workspace
 	Kinds        map[string]*Kind
 	Files        []string // the files read, user file first
@@ -72,6 +77,10 @@ type file struct {
 	HealthyAfter *string             `toml:"healthy_after"`
 	MaxAgents    *int                `toml:"max_agents"`
 	Allow        []string            `toml:"allow"`
+	MaxCost      *float64            `toml:"max_cost"`
+	OnState      []string            `toml:"on_state"`
+	HookTimeout  *string             `toml:"hook_timeout"`
+	MaxCostTotal *float64            `toml:"max_cost_total"`
 	Deny         []string            `toml:"deny"`
 	LogMaxSize   any                 `toml:"log_max_size"` // a size string or a number of bytes
 	Workspace    *workspaceTable     `toml:"workspace"`
@@ -282,6 +291,7 @@ func (c *Config) merge(path string) error {
 	}{
 		{"idle_after", f.IdleAfter, &c.IdleAfter}, {"stale_after", f.StaleAfter, &c.StaleAfter},
 		{"stall_after", f.StallAfter, &c.StallAfter},
+		{"hook_timeout", f.HookTimeout, &c.HookTimeout},
 		{"stop_timeout", f.StopTimeout, &c.StopTimeout}, {"restart_delay", f.RestartDelay, &c.Restart.Delay},
 		{"restart_max_delay", f.RestartMax, &c.Restart.MaxDelay}, {"healthy_after", f.HealthyAfter, &c.Restart.HealthyAfter},
 	} {
@@ -327,6 +337,24 @@ func (c *Config) merge(path string) error {
 				return fmt.Errorf("%s: %v", path, err)
 			}
 		}
+	}
+	for _, kv := range []struct {
+		key string
+		v   *float64
+		dst *float64
+	}{{"max_cost", f.MaxCost, &c.MaxCost}, {"max_cost_total", f.MaxCostTotal, &c.MaxCostTotal}} {
+		if kv.v != nil {
+			if *kv.v < 0 || math.IsNaN(*kv.v) || math.IsInf(*kv.v, 0) {
+				return fmt.Errorf("%s: %s = %v: want a number of USD, 0 or more", path, kv.key, *kv.v)
+			}
+			*kv.dst = *kv.v
+		}
+	}
+	if f.OnState != nil {
+		if len(f.OnState) == 0 || f.OnState[0] == "" {
+			return fmt.Errorf("%s: on_state: want a command and its arguments, such as [\"notify-send\", \"agt\"]", path)
+		}
+		c.OnState = f.OnState
 	}
 	c.Policy.Allow = append(c.Policy.Allow, f.Allow...)
 	c.Policy.Deny = append(c.Policy.Deny, f.Deny...)

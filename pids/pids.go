@@ -303,6 +303,7 @@ type Tree struct {
 	Env       string
 	GroupOnly bool   // for tests: skip the descendant and Env sweeps
 	Spare     string // processes of this command name, and all below them, are never members
+	SparePIDs []int  // these processes, and all below them, are never members (the supervisor's hooks)
 }
 
 // Members returns the identities of the tree's live processes, by PID.
@@ -318,8 +319,8 @@ func (t Tree) Members() ([]Identity, error) {
 	// Another agent's supervisor (spawned from inside this agent, then adopted by our
 	// subreaper) is not ours, nor is anything below it.
 	spared := make(map[int]bool)
-	if t.Spare != "" {
-		var queue []int
+	if t.Spare != "" || len(t.SparePIDs) > 0 {
+		queue := slices.Clone(t.SparePIDs)
 		for _, p := range procs {
 			if p.Comm == t.Spare && p.PID != t.Root {
 				queue = append(queue, p.PID)

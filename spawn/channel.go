@@ -31,10 +31,11 @@ const ctlMaxRequest = 16 << 20
 
 // Ops of the control channel.
 const (
-	OpSend      = "send"      // a user message: the next turn of the conversation
-	OpApprove   = "approve"   // allow a pending permission request
-	OpDeny      = "deny"      // deny one
-	OpInterrupt = "interrupt" // cancel the running turn
+	OpSend      = "send"       // a user message: the next turn of the conversation
+	OpApprove   = "approve"    // allow a pending permission request
+	OpDeny      = "deny"       // deny one
+	OpInterrupt = "interrupt"  // cancel the running turn
+	OpAfterTurn = "after-turn" // end the conversation once the running turn is over
 )
 
 // Request is one command on the control channel.

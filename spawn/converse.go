@@ -33,6 +33,42 @@ type pendingPermission struct {
 	TS      time.Time       `json:"ts"`
 }
 
+// afterTurn ends a conversation once its running turn is over: want is set to down, then, when
+// the agent waits for input (now, or at the turn's result), its stdin is closed and it exits, or
+// no next turn process starts. The caller bounds the wait (agt stop --after-turn -t).
+func (s *supervisor) afterTurn() Reply {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, why := s.conversingLocked(); why != "" {
+		return Reply{Error: why}
+	}
+	if err := s.a.SetWant("down"); err != nil {
+		return Reply{Error: err.Error()}
+	}
+	s.ending = true
+	s.endIfIdleLocked()
+	return Reply{}
+}
+
+// endIfIdleLocked ends a conversation asked to end after its turn, once it waits for input.
+func (s *supervisor) endIfIdleLocked() {
+	if !s.ending || !s.waitingForInputLocked() || s.endSent {
+		return
+	}
+	s.endSent = true
+	if s.spec.ConverseTurns {
+		close(s.endC) // no next turn: nextTurn, or the main loop between turns, ends
+		return
+	}
+	if w := s.stdin; w != nil {
+		go func() {
+			s.inMu.Lock() // after any write under way
+			defer s.inMu.Unlock()
+			w.Close() // the end of its input: the agent exits
+		}()
+	}
+}
+
 // interruptGrace is how long an interrupted turn process has to end before SIGTERM.
 const interruptGrace = 2 * time.Second
 
@@ -48,6 +84,8 @@ func (s *supervisor) control(req Request) Reply {
 		return s.answer(req)
 	case OpInterrupt:
 		return s.interrupt()
+	case OpAfterTurn:
+		return s.afterTurn()
 	}
 	return Reply{Error: fmt.Sprintf("unknown request %q; want send, approve, deny or interrupt", req.Op)}
 }
@@ -183,6 +221,8 @@ func (s *supervisor) nextTurn(sigs signals, exit *stream.Exit) (*generation, err
 			s.reap() // an orphan of the last turn
 		case m := <-s.turnCh:
 			msg = &m
+		case <-s.endC:
+			return nil, errStopped // stop --after-turn
 		case <-due.C:
 			s.mu.Lock()
 			if s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now()) {

@@ -37,6 +37,8 @@ type Options struct {
 	Prompt *string
 	// MaxAgents caps the agents alive at once in the run directory; 0 means no cap.
 	MaxAgents int
+	// MaxCostTotal is the run directory's budget in USD: no spawn once its agents spent it.
+	MaxCostTotal float64
 
 	// Prepare, when set, runs once the name is reserved and before the agent starts: it makes
 	// the agent's workspace and returns the directory to run in (replacing Cwd), the
@@ -70,6 +72,9 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 // reserveAndStart reserves the name, makes the workspace and writes the record, then lets sup
 // go. Whatever fails, the record and workspace are removed again; the caller cancels sup.
 func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Options) ([]byte, error) {
+	if err := CheckBudget(d, opts.MaxCostTotal); err != nil {
+		return nil, err
+	}
 	release := func() {}
 	if opts.MaxAgents > 0 {
 		// Counting and reserving under one lock: ten spawns at once against a cap of three
@@ -292,6 +297,32 @@ func Alive(d *state.Dir) int {
 		}
 	}
 	return n
+}
+
+// Spent sums what the agents of d spent, as their status says.
+func Spent(d *state.Dir) float64 {
+	agents, err := d.Agents()
+	if err != nil {
+		return 0
+	}
+	total := 0.0
+	for _, a := range agents {
+		if st := Observe(a); st.CostUSD != nil {
+			total += *st.CostUSD
+		}
+	}
+	return total
+}
+
+// CheckBudget refuses when the agents of d spent max USD or more (max_cost_total; 0: no budget).
+func CheckBudget(d *state.Dir, max float64) error {
+	if max <= 0 {
+		return nil
+	}
+	if spent := Spent(d); spent >= max {
+		return fmt.Errorf("the run directory's budget is spent: $%s of $%s (max_cost_total); raise it, or agt rm the agents that spent it", costText(spent), costText(max))
+	}
+	return nil
 }
 
 // Restart starts a's agent again from its record: a live one is stopped first (as Stop, with

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -73,6 +74,13 @@ type supervisor struct {
 	next        *string                       // ConverseTurns: the prompt of the turn being started
 	interrupted bool                          // the running turn process got SIGINT from agt interrupt
 	alive       bool                          // the agent's process runs (not yet reaped): its group may be signalled
+	overBudget  bool                          // the agent spent more than spec.MaxCost
+	budgetSent  bool                          // budgetC is closed
+	budgetC     chan struct{}                 // closed once the agent is over its budget: the main loop stops it
+	hooks       *hooks                        // the on_state hook; nil without one
+	ending      bool                          // end the conversation once the running turn is over (stop --after-turn)
+	endSent     bool                          // ...and that is under way
+	endC        chan struct{}                 // ConverseTurns: closed to end it between turns
 	policy      config.Policy                 // requests answered without asking
 	queue       []string                      // messages sent with --queue, for the turn's end
 	interrupts  int                           // interrupt requests sent, for their ids
@@ -207,6 +215,10 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	failures := 0
 	for {
 		exit, failure, stopping := s.run(sigs, g)
+		if s.isOverBudget() {
+			s.finish(stream.Failed, stream.ClassBudget, exit) // spent: never restarted
+			return nil
+		}
 		if stopping || s.a.Want() == "down" {
 			// A stop that raced the exit wins over any restart (R6, R18).
 			s.finish(stream.Stopped, "stop", exit)
@@ -407,8 +419,11 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		dec:     stream.ForFormat(spec.Format),
 		machine: machineFor(spec),
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny},
+		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root),
 		kick:    make(chan struct{}, 1),
 		turnCh:  make(chan string, 1),
+		budgetC: make(chan struct{}),
+		endC:    make(chan struct{}),
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
 	}
@@ -416,7 +431,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	s.status = state.Status{
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
 		SupervisorPID: self.PID, Since: now, Updated: now,
-		SessionID: spec.SessionID, Model: spec.Model, Workspace: spec.Workspace,
+		SessionID: spec.SessionID, Model: spec.Model, Workspace: spec.Workspace, MaxCost: spec.MaxCost,
 	}
 	if old, err := a.ReadStatus(); err == nil {
 		// agt restart: the count, the session and the totals carry on.
@@ -490,9 +505,15 @@ func newInstance() string {
 
 func (s *supervisor) close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.log != nil {
 		s.log.Close()
+	}
+	s.mu.Unlock()
+	if s.hooks != nil {
+		// The final status is written: let go of the lock, so that agt wait and agt stop
+		// return now, then give the end its hook, which never holds them up.
+		s.lock.Close()
+		s.hooks.finish()
 	}
 }
 
@@ -948,6 +969,15 @@ func (s *supervisor) recordLocked(ev *stream.Event) {
 				c += *s.status.CostUSD
 			}
 			s.status.CostUSD = &c
+			if max := s.spec.MaxCost; max > 0 && c > max && !s.overBudget {
+				// Past the budget: the agent ends, failed (budget), with what it spent.
+				s.overBudget = true
+				ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor, Fatal: true, Class: stream.ClassBudget,
+					Message: fmt.Sprintf("spent $%s, over the budget of $%s: stopping", costText(c), costText(max))}
+				s.appendLocked(&ev, time.Now())
+				s.status.Error = ev.Message
+				s.kickLocked()
+			}
 		}
 		if ev.Usage != nil {
 			// state.Usage is stream.Usage's twin (state does not import stream).
@@ -970,6 +1000,7 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 		s.writeStatusLocked()
 	}
 	if ev.Type == stream.TypeResult {
+		s.endIfIdleLocked()
 		s.sendQueuedLocked(now)
 	}
 }
@@ -986,17 +1017,38 @@ func (s *supervisor) moveLocked(next stream.Snapshot, now time.Time) bool {
 	}
 	ev := stream.Event{Type: stream.TypeState, From: prev.State, To: next.State, Reason: next.Reason}
 	s.appendLocked(&ev, now)
+	s.hooks.changed(prev.State, next.State, next.Reason)
 	s.status.State, s.status.Reason, s.status.Since = next.State, next.Reason, next.Since
 	s.kickLocked()
 	return true
 }
 
-// kickLocked wakes the main loop to re-arm its timers: the state's due time and the flush.
+// kickLocked wakes the main loop to re-arm its timers: the state's due time and the flush;
+// and to stop the agent once it is over its budget.
 func (s *supervisor) kickLocked() {
 	select {
 	case s.kick <- struct{}{}:
 	default:
 	}
+	if s.overBudget && !s.budgetSent {
+		s.budgetSent = true
+		close(s.budgetC)
+	}
+}
+
+// isOverBudget reports whether the agent spent more than its budget.
+func (s *supervisor) isOverBudget() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.overBudget
+}
+
+// costText writes a cost as ps does, to the cent, or to the micro-dollar below a cent.
+func costText(c float64) string {
+	if c < 0.01 {
+		return strconv.FormatFloat(c, 'f', 6, 64)
+	}
+	return strconv.FormatFloat(c, 'f', 2, 64)
 }
 
 func (s *supervisor) setStateLocked(state, reason string, now time.Time) {
@@ -1028,6 +1080,7 @@ func (s *supervisor) tree() pids.Tree {
 		Env:       "AGT_INSTANCE=" + s.instance,
 		GroupOnly: TestOnlyGroupKillOnly,
 		Spare:     processName,
+		SparePIDs: s.hooks.pids(),
 	}
 }
 
@@ -1096,6 +1149,9 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		select {
 		case <-sigs.term:
 			stop("stop")
+		case <-s.budgetC:
+			s.budgetC = nil // once
+			stop("budget")
 		case <-sigs.chld:
 			if exit = s.reap(); exit != nil {
 				s.mu.Lock()
@@ -1173,6 +1229,7 @@ func (s *supervisor) reap() *stream.Exit {
 			return exit
 		}
 		if pid != s.leader.PID {
+			s.hooks.reaped(pid, ws)
 			continue
 		}
 		e := stream.Exit{Code: ws.ExitStatus()}

@@ -49,6 +49,11 @@ type Spec struct {
 	// Allow and Deny are the permission rules agt answers by itself (config.Policy).
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// OnState is the hook run at each change of state (agt.toml on_state), HookTimeout its bound.
+	OnState     []string `json:"on_state,omitempty"`
+	HookTimeout Duration `json:"hook_timeout,omitempty"`
+	// MaxCost is the agent's budget in USD (0: none): past it, the agent ends failed (budget).
+	MaxCost float64 `json:"max_cost,omitempty"`
 	// ConverseTurns: a conversation of turn processes (agt send starts the next one, resuming
 	// the session), for kinds that take no messages on stdin.
 	ConverseTurns bool `json:"converse_turns,omitempty"`
@@ -106,7 +111,9 @@ type Status struct {
 	Activity time.Time `json:"activity"`
 	Doing    string    `json:"doing,omitempty"`
 	CostUSD  *float64  `json:"cost_usd,omitempty"`
-	Usage    Usage     `json:"usage"`
+	// MaxCost is the spec's budget, repeated so that ps reads one file per agent.
+	MaxCost float64 `json:"max_cost,omitempty"`
+	Usage   Usage   `json:"usage"`
 	// SessionTotal is the running total of session SessionID as the agent last reported it,
 	// for agents that report usage that way (Codex): the next supervisor, after agt restart,
 	// counts a resumed turn from there.

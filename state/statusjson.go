@@ -126,6 +126,11 @@ func decodeStatus(b []byte, s *Status) error {
 			s.Turns, e = jsonInt(v)
 		case "cost_usd":
 			s.CostUSD, e = jsonFloatPtr(v)
+		case "max_cost":
+			var f *float64
+			if f, e = jsonFloatPtr(v); f != nil {
+				s.MaxCost = *f
+			}
 		case "usage":
 			e = decodeUsage(v, &s.Usage)
 		case "session_total":

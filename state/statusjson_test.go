@@ -17,7 +17,7 @@ func fullStatus() *Status {
 		Updated: time.Date(2026, 11, 22, 10, 0, 1, 5, time.UTC),
 		PID:     4242, SupervisorPID: 4241, Instance: "00ff", Restarts: 5, ExitCode: &code, Signal: "SIGKILL",
 		SessionID: "0f1e2d3c-aaaa-bbbb-cccc-000000000000", Model: "m-1", Turns: 7, CostUSD: &cost,
-		Error: "API Error: 401 \"bad key\"", Resumable: true, Doing: "Bash",
+		Error: "API Error: 401 \"bad key\"", Resumable: true, Doing: "Bash", MaxCost: 2.5,
 		Activity:     time.Date(2026, 11, 22, 9, 59, 0, 7, time.UTC),
 		Usage:        Usage{InputTokens: 1 << 40, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4},
 		SessionTotal: Usage{InputTokens: 5, OutputTokens: 6, CacheReadTokens: 7, CacheWriteTokens: 8},

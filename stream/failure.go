@@ -17,6 +17,7 @@ const (
 	ClassRate      = "rate"      // 429, quota exhausted
 	ClassTransient = "transient" // 5xx, network, crash, anything else
 	ClassSession   = "session"   // the session to resume does not exist (never saved)
+	ClassBudget    = "budget"    // the agent spent more than its budget (the supervisor's own)
 )
 
 // Failure says why a run failed: Class decides whether a restart can help (auth, config: never;

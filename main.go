@@ -14,17 +14,15 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/signal"
-	"runtime/debug"
 	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
 	"agt/commands"
 )
 
-// version is set at link time with -ldflags "-X main.version=…".
+// version is set at link time with -ldflags "-X main.version=…"; without it, agt version
+// reports the module version or the VCS revision the binary was built from.
 var version string
 
 func main() {
@@ -35,20 +33,22 @@ func main() {
 			os.Exit(exitCode(context.Background(), err))
 		}
 	}
-	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := commands.New(buildVersion()).RunContext(ctx, os.Args)
+	// SIGINT, SIGTERM and SIGHUP cancel the context; a second one reaches commands.Again.
+	ctx := commands.SignalContext(context.Background())
+	err := commands.New(version).RunContext(ctx, os.Args)
 	os.Exit(exitCode(ctx, err))
 }
 
 // exitCode maps the app's error to an exit status, printing it once with the agt: prefix.
-// Lines after the first (hints) are prefixed too. A command cut short by SIGINT or SIGTERM
-// exits 130, as a shell's would, and says nothing: the interruption was the user's.
+// Lines after the first (hints) are prefixed too. A command cut short by a signal exits
+// 128+N, as a shell reports it (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), and says
+// nothing: the interruption was the user's.
 func exitCode(ctx context.Context, err error) int {
 	if err == nil {
 		return 0 // done, whatever came late: a spawn that started its agent says so
 	}
 	if ctx.Err() != nil {
-		return 130
+		return commands.InterruptCode(ctx)
 	}
 	code := 1
 	var coder cli.ExitCoder
@@ -59,14 +59,4 @@ func exitCode(ctx context.Context, err error) int {
 		commands.PrintError(os.Stderr, msg)
 	}
 	return code
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "devel"
 }

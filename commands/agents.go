@@ -19,7 +19,7 @@ func agentsCommand() *cli.Command {
 			"EXAMPLES:\n" +
 			"   agt agents\n" +
 			"   agt agents | jq -r 'select(.installed) | .name'",
-		Flags: []cli.Flag{jsonFlag(), formatFlag("{{.Name}} {{.Installed}}")},
+		Flags: []cli.Flag{jsonFlag(), formatFlag("agents", agentRow{}, "{{.name}} {{.installed}}")},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return usagef(c, "agents takes no arguments")
@@ -36,17 +36,10 @@ func agentsCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			type row struct {
-				*config.Kind
-				Installed bool `json:"installed"`
-				// Prompt says how the prompt reaches it: stdin (out of the process
-				// table), argv (readable by every local user in ps), env, or "".
-				Prompt string `json:"prompt"`
-			}
 			var rows [][]string
 			for _, name := range config.Names(cfg.Kinds) {
 				k := cfg.Kinds[name]
-				r := row{Kind: k, Installed: k.Installed(), Prompt: k.PromptVia()}
+				r := agentRow{Kind: k, Installed: k.Installed(), Prompt: k.PromptVia()}
 				switch out.mode {
 				case modeTable:
 					installed := "yes"
@@ -74,4 +67,13 @@ func agentsCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// agentRow is one kind as agents lists it: the NDJSON fields, and what templates name.
+type agentRow struct {
+	*config.Kind
+	Installed bool `json:"installed"`
+	// Prompt says how the prompt reaches it: stdin (out of the process table), argv (readable
+	// by every local user in ps), env, or "".
+	Prompt string `json:"prompt"`
 }

@@ -10,12 +10,13 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// New returns the agt application.
+// New returns the agt application. version is the one set at link time, "" for none.
 func New(version string) *cli.App {
+	info := readBuildInfo(version)
 	app := &cli.App{
 		Name:    "agt",
 		Usage:   "run AI coding agents the Unix way",
-		Version: version,
+		Version: info.String(),
 		UsageText: "agt [--run-dir DIR] COMMAND [flags] [NAME...]\n\n" +
 			"EXAMPLES:\n" +
 			"   agt spawn demo -- sh -c 'echo hello; sleep 30'\n" +
@@ -27,8 +28,8 @@ func New(version string) *cli.App {
 			spawnCommand(), psCommand(), stopCommand(), tailCommand(), waitCommand(),
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
 			sendCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(),
+			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
 		},
-		HideHelpCommand:           true,
 		DisableSliceFlagSeparator: true,
 		// Only main exits.
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -43,18 +44,44 @@ func New(version string) *cli.App {
 			return cli.ShowAppHelp(c)
 		},
 	}
-	for _, cmd := range app.Commands {
-		cmd.OnUsageError = usageError
+	var onUsage func([]*cli.Command)
+	onUsage = func(cmds []*cli.Command) {
+		for _, cmd := range cmds {
+			cmd.OnUsageError = usageError
+			onUsage(cmd.Subcommands)
+		}
 	}
+	onUsage(app.Commands)
 	return app
 }
 
 func usageError(c *cli.Context, err error, _ bool) error {
 	msg := err.Error()
-	if c.Command != nil && c.Command.Name != "" {
-		msg = fmt.Sprintf("%s: %s\nhint: run 'agt %s --help' for usage", c.Command.Name, msg, c.Command.Name)
+	// The flag package says "-bogus" for --bogus.
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if len(flag) > 1 {
+			flag = "-" + flag
+		}
+		msg = "unknown flag -" + flag
 	}
-	return cli.Exit(msg, 2)
+	// Errors of agt's own flags (agt --bogus) come with the app's name as the command's.
+	if name := commandPath(c); name != "" {
+		return cli.Exit(fmt.Sprintf("%s: %s\nhint: run 'agt %s --help' for usage", name, msg, name), 2)
+	}
+	return cli.Exit(msg+"\nhint: run 'agt --help' for usage", 2)
+}
+
+// commandPath names the command c runs, as typed after agt: "spawn", "workspaces prune"; ""
+// for agt itself.
+func commandPath(c *cli.Context) string {
+	var names []string
+	for _, l := range c.Lineage() {
+		if l.Command != nil && l.Command.Name != "" && l.Command.Name != c.App.Name &&
+			(len(names) == 0 || names[0] != l.Command.Name) {
+			names = append([]string{l.Command.Name}, names...)
+		}
+	}
+	return strings.Join(names, " ")
 }
 
 // usagef returns a usage error (exit status 2) for the current command.

@@ -3,6 +3,8 @@ package commands
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,13 +25,40 @@ func jsonFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "json", Usage: "print NDJSON even on a terminal", EnvVars: []string{"AGT_JSON"}}
 }
 
-// formatFlag is --format; example is a template that works on what the command prints.
-func formatFlag(example string) cli.Flag {
-	return &cli.StringFlag{
-		Name:    "format",
-		Usage:   "print with a Go template ('" + example + "'), or 'table' or 'json'",
-		EnvVars: []string{"AGT_FORMAT"},
+// durationValue is the value of a duration flag. Besides Go durations (30s, 1m30s) it takes a
+// bare number as seconds (-t 5), as docker's -t does.
+type durationValue time.Duration
+
+func (d *durationValue) Set(s string) error {
+	if n, err := strconv.ParseFloat(s, 64); err == nil && !math.IsInf(n, 0) && !math.IsNaN(n) {
+		*d = durationValue(n * float64(time.Second))
+		return nil
 	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 30s or 1m30s, or a number of seconds")
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+
+// durationFlag is a flag taking a duration or a number of seconds; read it with flagDuration.
+func durationFlag(name, alias, usage, defaultText string, envVars ...string) cli.Flag {
+	f := &cli.GenericFlag{Name: name, Usage: usage, DefaultText: defaultText, EnvVars: envVars, Value: new(durationValue)}
+	if alias != "" {
+		f.Aliases = []string{alias}
+	}
+	return f
+}
+
+// flagDuration is the value of a durationFlag; 0 when it was not given.
+func flagDuration(c *cli.Context, name string) time.Duration {
+	if v, ok := c.Generic(name).(*durationValue); ok {
+		return time.Duration(*v)
+	}
+	return 0
 }
 
 // openRunDir opens the run directory named by --run-dir, $AGT_RUN_DIR or the XDG default.
@@ -52,8 +81,8 @@ func targets(c *cli.Context, synopsis string, all bool) ([]*state.Agent, error) 
 	if len(names) == 0 && !all {
 		return nil, usagef(c, "missing NAME: %s", synopsis)
 	}
-	if c.IsSet("timeout") && c.Duration("timeout") < 0 {
-		return nil, usagef(c, "-t %s: must not be negative", c.Duration("timeout"))
+	if c.IsSet("timeout") && flagDuration(c, "timeout") < 0 {
+		return nil, usagef(c, "-t %s: must not be negative", flagDuration(c, "timeout"))
 	}
 	for _, n := range names {
 		if err := state.ValidateName(n); err != nil {
@@ -88,7 +117,7 @@ func PrintError(w io.Writer, msg string) {
 // checks that -t is not negative.
 func grace(c *cli.Context) time.Duration {
 	if c.IsSet("timeout") {
-		return c.Duration("timeout")
+		return flagDuration(c, "timeout")
 	}
 	return -1
 }

@@ -1,23 +1,31 @@
 package commands
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"reflect"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"text/template"
+	"text/template/parse"
 
 	"github.com/mattn/go-isatty"
+	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
+
+	"agt/stream"
 )
 
 // Output modes, in the order they are chosen: --json, --format, a terminal, else NDJSON.
 const (
 	modeJSON = iota
 	modeTemplate
-	modeTable
+	modeTable // a table, human lines, or for events the transcript
 )
 
 // output writes a command's data: NDJSON, a Go template per item, or a table.
@@ -25,27 +33,202 @@ type output struct {
 	w    io.Writer
 	mode int
 	tmpl *template.Template
+	// fields are the JSON fields a template may name (their aliases too), for the command's items.
+	fields []string
+	// color: the human view may use colour (a terminal, and NO_COLOR unset or empty).
+	color bool
+	// view renders events for people in table mode (tail, spawn --follow and --wait).
+	view *transcript
 }
 
 // outputFor picks the format for c: --json → NDJSON; --format → template (or "table", "json");
-// stdout a terminal → table; else NDJSON.
+// stdout a terminal → table; else NDJSON. A template is checked against the fields the
+// command's --format flag lists, so a misspelt field is a usage error before anything runs.
 func outputFor(c *cli.Context) (*output, error) {
 	o := &output{w: c.App.Writer, mode: modeJSON}
+	tty := isTerminal(c.App.Writer)
+	o.color = tty && os.Getenv("NO_COLOR") == ""
+	if f, ok := lookupFlag(c.Command, "format").(*formatFlagType); ok {
+		o.fields = f.fields
+	}
 	format := c.String("format")
 	switch {
 	case c.Bool("json") || format == "json":
 	case format == "table":
 		o.mode = modeTable
 	case format != "":
-		t, err := template.New("format").Funcs(template.FuncMap{"json": toJSON}).Parse(format)
+		t, err := parseTemplate(format, o.fields)
 		if err != nil {
 			return nil, usagef(c, "bad --format: %v", err)
 		}
 		o.tmpl, o.mode = t, modeTemplate
-	case isTerminal(c.App.Writer):
+	case tty:
 		o.mode = modeTable
 	}
 	return o, nil
+}
+
+// formatFlagType is --format: a string flag that knows the JSON fields of what its command
+// prints, which its templates may name.
+type formatFlagType struct {
+	cli.StringFlag
+	fields []string
+}
+
+// formatFlag is the --format flag of command, whose items have the JSON fields of v (a struct,
+// or a pointer to one); example is a template that works on them. Its environment variable is
+// AGT_<COMMAND>_FORMAT: the commands print different things.
+func formatFlag(command string, v any, example string) cli.Flag {
+	fields := jsonFields(reflect.TypeOf(v))
+	return &formatFlagType{
+		StringFlag: cli.StringFlag{
+			Name: "format",
+			Usage: "print each item with a Go template ('" + example + "'), or 'table' or 'json'; " +
+				"fields: ." + strings.Join(fields, ", .") + " (each also as its Go-style alias: .exit_code is .ExitCode)",
+			EnvVars: []string{"AGT_" + strings.ToUpper(command) + "_FORMAT"},
+		},
+		fields: fields,
+	}
+}
+
+// jsonFields lists the JSON names of t's fields, in order, those of embedded structs included.
+func jsonFields(t reflect.Type) []string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case name == "-":
+		case f.Anonymous && name == "":
+			for _, n := range jsonFields(f.Type) {
+				if !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		case f.IsExported():
+			if name == "" {
+				name = f.Name
+			}
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
+}
+
+// alias is the Go-style name of a JSON field: exit_code → ExitCode, cost_usd → CostUSD.
+func alias(key string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(key, "_") {
+		switch part {
+		case "id", "pid", "ms", "usd", "ok", "ts", "url", "json", "tty":
+			b.WriteString(strings.ToUpper(part))
+		case "":
+		default:
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
+}
+
+// parseTemplate parses a --format template and checks that every field it names at the top
+// level is one of fields or an alias of one (inside range and with, the dot is something
+// else and is not checked). With no fields known, any name passes.
+func parseTemplate(text string, fields []string) (*template.Template, error) {
+	t, err := template.New("format").Funcs(template.FuncMap{"json": toJSON}).Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	if len(fields) == 0 {
+		return t, nil
+	}
+	known := map[string]bool{}
+	for _, f := range fields {
+		known[f], known[alias(f)] = true, true
+	}
+	for _, tt := range t.Templates() {
+		if tt.Tree == nil {
+			continue
+		}
+		if err := checkFields(tt.Tree.Root, known); err != nil {
+			return nil, fmt.Errorf("%v; the fields are .%s", err, strings.Join(fields, ", ."))
+		}
+	}
+	return t, nil
+}
+
+// checkFields walks a template's parse tree and returns an error naming the first field that
+// is not known.
+func checkFields(n parse.Node, known map[string]bool) error {
+	check := func(ident []string) error {
+		if len(ident) > 0 && !known[ident[0]] {
+			return fmt.Errorf("no field .%s", ident[0])
+		}
+		return nil
+	}
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Nodes {
+			if err := checkFields(c, known); err != nil {
+				return err
+			}
+		}
+	case *parse.ActionNode:
+		return checkFields(n.Pipe, known)
+	case *parse.PipeNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Cmds {
+			if err := checkFields(c, known); err != nil {
+				return err
+			}
+		}
+	case *parse.CommandNode:
+		for _, a := range n.Args {
+			if err := checkFields(a, known); err != nil {
+				return err
+			}
+		}
+	case *parse.FieldNode:
+		return check(n.Ident)
+	case *parse.VariableNode:
+		if len(n.Ident) > 1 && n.Ident[0] == "$" {
+			return check(n.Ident[1:])
+		}
+	case *parse.ChainNode:
+		return checkFields(n.Node, known)
+	case *parse.IfNode:
+		return checkBranch(&n.BranchNode, known, true)
+	case *parse.RangeNode:
+		return checkBranch(&n.BranchNode, known, false)
+	case *parse.WithNode:
+		return checkBranch(&n.BranchNode, known, false)
+	case *parse.TemplateNode:
+		return checkFields(n.Pipe, known)
+	}
+	return nil
+}
+
+// checkBranch checks an if, range or with: its pipeline and else branch see the same dot; its
+// body does only for if.
+func checkBranch(b *parse.BranchNode, known map[string]bool, sameDot bool) error {
+	if err := checkFields(b.Pipe, known); err != nil {
+		return err
+	}
+	if sameDot {
+		if err := checkFields(b.List, known); err != nil {
+			return err
+		}
+	}
+	return checkFields(b.ElseList, known)
 }
 
 func toJSON(v any) (string, error) {
@@ -61,13 +244,17 @@ func isTerminal(w io.Writer) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
-// item writes one item in JSON or template mode. In JSON mode raw, when not nil, is written as
-// is (it is already one JSON object).
+// item writes one item in JSON or template mode. raw, when not nil, is v's JSON already (one
+// object): written as is in JSON mode, and what a template sees.
 func (o *output) item(v any, raw []byte) error {
 	switch o.mode {
 	case modeTemplate:
+		data, err := o.templateData(v, raw)
+		if err != nil {
+			return err
+		}
 		var b strings.Builder
-		if err := o.tmpl.Execute(&b, v); err != nil {
+		if err := o.tmpl.Execute(&b, data); err != nil {
 			return fmt.Errorf("--format: %w", err)
 		}
 		s := b.String()
@@ -77,7 +264,7 @@ func (o *output) item(v any, raw []byte) error {
 		if !strings.HasSuffix(s, "\n") {
 			s += "\n"
 		}
-		_, err := io.WriteString(o.w, s)
+		_, err = io.WriteString(o.w, s)
 		return err
 	default:
 		if raw == nil {
@@ -94,6 +281,69 @@ func (o *output) item(v any, raw []byte) error {
 	}
 }
 
+// templateData is what a template sees of an item: its JSON object, each field under its JSON
+// name and its alias, nested objects alike; a field the item leaves out (or null) is empty.
+func (o *output) templateData(v any, raw []byte) (map[string]any, error) {
+	if raw == nil {
+		var err error
+		if raw, err = json.Marshal(v); err != nil {
+			return nil, err
+		}
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	for _, f := range o.fields {
+		if _, ok := m[f]; !ok {
+			m[f] = nil
+		}
+	}
+	return withAliases(m).(map[string]any), nil
+}
+
+// withAliases adds the alias of every key of every object in v, makes nulls empty strings (a
+// template prints a nil as "<no value>"), and numbers int64 when whole, else float64, so that
+// templates compare them with constants (ge .delay_ms 800).
+func withAliases(v any) any {
+	switch v := v.(type) {
+	case json.Number:
+		if n, err := v.Int64(); err == nil {
+			return n
+		}
+		f, _ := v.Float64()
+		return f
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		for _, k := range keys {
+			x := withAliases(v[k])
+			v[k] = x
+			if a := alias(k); a != k {
+				if _, taken := v[a]; !taken {
+					v[a] = x
+				}
+			}
+		}
+		return v
+	case []any:
+		for i, x := range v {
+			v[i] = withAliases(x)
+		}
+		return v
+	case nil:
+		return ""
+	}
+	return v
+}
+
 // table writes rows under a header, aligned.
 func (o *output) table(header []string, rows [][]string) error {
 	tw := tabwriter.NewWriter(o.w, 0, 4, 2, ' ', 0)
@@ -102,4 +352,46 @@ func (o *output) table(header []string, rows [][]string) error {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// tildePath writes a path under home with ~, for people.
+func tildePath(path, home string) string {
+	if home != "" && strings.HasPrefix(path, home+"/") {
+		return "~" + path[len(home):]
+	}
+	return path
+}
+
+// line writes one human line (table mode) or the item (NDJSON, template).
+func (o *output) line(v any, human string) error {
+	if o.mode == modeTable {
+		_, err := fmt.Fprintln(o.w, human)
+		return err
+	}
+	return o.item(v, nil)
+}
+
+// roundCost rounds the cost_usd of an event line to a millionth of a dollar: figures summed
+// or subtracted from the agents' floats carry noise (0.008459999999999999).
+func roundCost(line []byte) []byte {
+	if !bytes.Contains(line, []byte(`"cost_usd":`)) {
+		return line
+	}
+	v := gjson.GetBytes(line, "cost_usd")
+	if v.Type != gjson.Number || v.Index <= 0 {
+		return line
+	}
+	r := stream.AppendCost(nil, roundUSD(v.Float()))
+	if bytes.Equal(r, []byte(v.Raw)) {
+		return line
+	}
+	out := make([]byte, 0, len(line)+len(r))
+	out = append(append(append(out, line[:v.Index]...), r...), line[v.Index+len(v.Raw):]...)
+	return out
+}
+
+// roundUSD rounds a cost to a millionth of a dollar.
+func roundUSD(f float64) *float64 {
+	r := math.Round(f*1e6) / 1e6
+	return &r
 }

@@ -26,12 +26,12 @@ func psCommand() *cli.Command {
 			"EXAMPLES:\n" +
 			"   agt ps\n" +
 			"   agt ps --state waiting -q\n" +
-			"   agt ps --format '{{.Name}} {{.State}}'",
+			"   agt ps --format '{{.name}} {{.state}}'",
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "state", Usage: "only agents in this `STATE` (repeatable)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print names only"},
 			jsonFlag(),
-			formatFlag("{{.Name}} {{.State}}"),
+			formatFlag("ps", psRow{}, "{{.name}} {{.state}}"),
 		},
 		Action: runPs,
 	}
@@ -58,6 +58,7 @@ type psRow struct {
 	Model     string          `json:"model,omitempty"`
 	Turns     int             `json:"turns"`
 	CostUSD   *float64        `json:"cost_usd"`
+	MaxCost   float64         `json:"max_cost,omitempty"`
 	Usage     state.Usage     `json:"usage"`
 	Workspace json.RawMessage `json:"workspace,omitempty"`
 }
@@ -107,7 +108,7 @@ func fastPs(args []string, w io.Writer, getenv func(string) string) (bool, error
 	} else if i < len(args) && strings.HasPrefix(args[i], "--run-dir=") {
 		runDir, i = strings.TrimPrefix(args[i], "--run-dir="), i+1
 	}
-	if i >= len(args) || args[i] != "ps" || getenv("AGT_FORMAT") != "" {
+	if i >= len(args) || args[i] != "ps" || getenv("AGT_PS_FORMAT") != "" {
 		return false, nil
 	}
 	jsonOut := false
@@ -170,11 +171,14 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 		if len(states) > 0 && !states[st.State] {
 			continue
 		}
+		if st.CostUSD != nil {
+			st.CostUSD = roundUSD(*st.CostUSD) // sums of the agents' floats carry noise
+		}
 		rows = append(rows, psRow{
 			Name: a.Name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error, PID: st.PID,
 			Started: st.Started, Updated: st.Updated, Since: st.Since, Activity: st.Activity, Doing: st.Doing,
 			Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
-			SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, Usage: st.Usage,
+			SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, MaxCost: st.MaxCost, Usage: st.Usage,
 			Workspace: st.Workspace,
 		})
 	}
@@ -250,6 +254,9 @@ func (r *psRow) appendJSON(b []byte) []byte {
 	b = append(b, `,"turns":`...)
 	b = strconv.AppendInt(b, int64(r.Turns), 10)
 	b = stream.AppendCost(append(b, `,"cost_usd":`...), r.CostUSD)
+	if r.MaxCost > 0 {
+		b = stream.AppendCost(append(b, `,"max_cost":`...), &r.MaxCost)
+	}
 	b = stream.AppendUsage(append(b, `,"usage":`...), stream.Usage(r.Usage))
 	if len(r.Workspace) > 0 {
 		b = stream.AppendCompact(append(b, `,"workspace":`...), r.Workspace)
@@ -267,7 +274,7 @@ func psTable(rows []psRow) ([]string, [][]string) {
 	header := []string{"NAME", "KIND", "STATE", "REASON", "FOR", "PID", "RESTARTS"}
 	withCost := false
 	for _, r := range rows {
-		withCost = withCost || r.CostUSD != nil
+		withCost = withCost || r.CostUSD != nil || r.MaxCost > 0
 	}
 	if withCost {
 		header = append(header, "COST")
@@ -281,15 +288,15 @@ func psTable(rows []psRow) ([]string, [][]string) {
 		if r.PID > 0 && !stream.IsFinal(r.State) && r.State != stream.Lost && r.State != stream.Restarting {
 			pid = strconv.Itoa(r.PID)
 		}
-		dir := r.Dir
-		if home != "" && strings.HasPrefix(dir, home+"/") {
-			dir = "~" + dir[len(home):]
-		}
+		dir := tildePath(r.Dir, home)
 		line := []string{r.Name, dash(r.Kind), r.State, dash(r.why(now)), since(r.Since, now), pid, strconv.Itoa(r.Restarts)}
 		if withCost {
 			cost := "-"
 			if r.CostUSD != nil {
 				cost = fmt.Sprintf("$%.2f", *r.CostUSD)
+			}
+			if r.MaxCost > 0 {
+				cost += fmt.Sprintf("/$%.2f", r.MaxCost) // spent against the budget
 			}
 			line = append(line, cost)
 		}

@@ -125,10 +125,10 @@ func TestFastPs(t *testing.T) {
 			t.Errorf("%q: handled by the fast path", args)
 		}
 	}
-	t.Run("AGT_FORMAT", func(t *testing.T) {
-		env := func(k string) string { return map[string]string{"AGT_RUN_DIR": root, "AGT_FORMAT": "{{.Name}}"}[k] }
+	t.Run("AGT_PS_FORMAT", func(t *testing.T) {
+		env := func(k string) string { return map[string]string{"AGT_RUN_DIR": root, "AGT_PS_FORMAT": "{{.name}}"}[k] }
 		if handled, _ := fastPs([]string{"agt", "ps"}, io.Discard, env); handled {
-			t.Error("AGT_FORMAT handled by the fast path")
+			t.Error("AGT_PS_FORMAT handled by the fast path")
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -11,17 +10,19 @@ import (
 
 	"agt/spawn"
 	"agt/stream"
+	"agt/workspace"
 )
 
 func reapCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "reap",
 		Usage: "finish agents whose supervisor is gone: kill what is left, record the end",
-		UsageText: "agt reap [--dry-run] [--prune DURATION]\n\n" +
+		UsageText: "agt reap [--dry-run] [--prune DURATION] [--json | --format T]\n\n" +
 			"For every lost agent (its supervisor died: kill -9, OOM, reboot) kills what is left of\n" +
 			"its process tree, verifying each process first, and writes its final status. Prints\n" +
-			"one NDJSON line per agent reaped, nothing when there is nothing to do. --prune also\n" +
-			"deletes the records (never the workspaces) of agents ended longer ago than DURATION.\n\n" +
+			"one line per agent reaped (NDJSON when piped), nothing when there is nothing to do.\n" +
+			"--prune also deletes the records of agents ended longer ago than DURATION; their\n" +
+			"workspaces stay, listed by agt workspaces (agt workspaces prune removes them).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt reap\n" +
 			"   agt reap --prune 7d\n" +
@@ -29,68 +30,124 @@ func reapCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be reaped, change nothing"},
 			&cli.StringFlag{Name: "prune", Usage: "also delete the records of agents ended more than `DURATION` ago (7d, 12h)"},
+			jsonFlag(),
+			formatFlag("reap", reapResult{}, "{{.name}} {{.action}}"),
 		},
-		Action: func(c *cli.Context) error {
-			if c.Args().Len() > 0 {
-				return usagef(c, "reap takes no arguments")
-			}
-			d, err := openRunDir(c)
-			if err != nil {
-				return err
-			}
-			agents, err := d.Agents()
-			if err != nil {
-				return err
-			}
-			var prune time.Duration
-			if p := c.String("prune"); p != "" {
-				if prune, err = parseAge(p); err != nil {
-					return usagef(c, "--prune %q: want a duration such as 7d, 12h or 30m", p)
-				}
-			}
-			failed := false
-			for _, a := range agents {
-				st := spawn.Observe(a)
-				if prune > 0 && stream.IsFinal(st.State) && time.Since(st.Since) > prune {
-					v := map[string]string{"name": a.Name, "action": "prune", "state": st.State}
-					if c.Bool("dry-run") {
-						v["action"] = "would prune"
-					} else if ok, err := spawn.Prune(a, prune); err != nil {
+		Action: runReap,
+	}
+}
+
+// reapResult is what reap did to one agent: the NDJSON fields, and what templates name.
+type reapResult struct {
+	Name   string `json:"name"`
+	Action string `json:"action"`           // reap, prune, would reap, would prune
+	From   string `json:"from,omitempty"`   // reap: the state it was lost in
+	Reason string `json:"reason,omitempty"` // reap: supervisor-lost or reboot
+	Killed *int   `json:"killed,omitempty"` // reap: processes of its tree it signalled
+	State  string `json:"state,omitempty"`  // prune: the final state it had
+	// Kept is the workspace of a pruned agent: it stays, for agt workspaces prune.
+	Kept *workspace.Workspace `json:"kept,omitempty"`
+}
+
+// human is the line reap prints on a terminal.
+func (r *reapResult) human() string {
+	switch r.Action {
+	case "reap":
+		procs := "processes"
+		if *r.Killed == 1 {
+			procs = "process"
+		}
+		return fmt.Sprintf("reaped %s: was %s, %s; killed %d %s", r.Name, r.From, r.Reason, *r.Killed, procs)
+	case "would reap":
+		return fmt.Sprintf("would reap %s: %s", r.Name, r.Reason)
+	case "would prune":
+		return fmt.Sprintf("would prune %s (%s)", r.Name, r.State)
+	}
+	s := fmt.Sprintf("pruned %s (%s)", r.Name, r.State)
+	if r.Kept != nil {
+		s += "; kept " + r.Kept.String() + " ('agt workspaces prune' removes it)"
+	}
+	return s
+}
+
+func runReap(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usagef(c, "reap takes no arguments")
+	}
+	out, err := outputFor(c)
+	if err != nil {
+		return err
+	}
+	d, err := openRunDir(c)
+	if err != nil {
+		return err
+	}
+	agents, err := d.Agents()
+	if err != nil {
+		return err
+	}
+	var prune time.Duration
+	if p := c.String("prune"); p != "" {
+		if prune, err = parseAge(p); err != nil {
+			return usagef(c, "--prune %q: want a duration such as 7d, 12h or 30m", p)
+		}
+	}
+	reg, dry := registry(c), c.Bool("dry-run")
+	failed := false
+	for _, a := range agents {
+		st := spawn.Observe(a)
+		var r *reapResult
+		switch {
+		case prune > 0 && stream.IsFinal(st.State) && time.Since(st.Since) > prune:
+			r = &reapResult{Name: a.Name, Action: "would prune", State: st.State}
+			if !dry {
+				// The workspace outlives the record: the registry keeps it for agt workspaces.
+				ws, _ := recordWorkspace(a)
+				if ws != nil && ws.Type != workspace.None {
+					if err := reg.Add(a.Name, ws); err != nil {
 						warn(c, "prune", a.Name, err)
 						failed = true
 						continue
-					} else if !ok {
-						continue
 					}
-					b, _ := json.Marshal(v)
-					fmt.Fprintf(c.App.Writer, "%s\n", b)
+				}
+				ok, err := spawn.Prune(a, prune)
+				if err != nil {
+					warn(c, "prune", a.Name, err)
+					failed = true
 					continue
 				}
-				if st.State != stream.Lost {
+				if !ok {
 					continue
 				}
-				var v any = map[string]string{"name": a.Name, "action": "would reap", "reason": st.Reason}
-				if !c.Bool("dry-run") {
-					r, err := spawn.Reap(a)
-					if err != nil {
-						warn(c, "reap", a.Name, err)
-						failed = true
-						continue
-					}
-					if r == nil {
-						continue // a supervisor came back, or another reap got there first
-					}
-					v = r
+				r.Action = "prune"
+				if ws != nil && ws.Type != workspace.None {
+					r.Kept = ws
 				}
-				b, _ := json.Marshal(v)
-				fmt.Fprintf(c.App.Writer, "%s\n", b)
 			}
-			if failed {
-				return cli.Exit("", 1)
+		case st.State != stream.Lost:
+			continue
+		case dry:
+			r = &reapResult{Name: a.Name, Action: "would reap", Reason: st.Reason}
+		default:
+			reaped, err := spawn.Reap(a)
+			if err != nil {
+				warn(c, "reap", a.Name, err)
+				failed = true
+				continue
 			}
-			return nil
-		},
+			if reaped == nil {
+				continue // a supervisor came back, or another reap got there first
+			}
+			r = &reapResult{Name: a.Name, Action: "reap", From: reaped.From, Reason: reaped.Reason, Killed: &reaped.Killed}
+		}
+		if err := out.line(r, r.human()); err != nil {
+			return err
+		}
 	}
+	if failed {
+		return cli.Exit("", 1)
+	}
+	return nil
 }
 
 // parseAge reads a duration that may also count days: 7d, 36h, 90m.

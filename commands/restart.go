@@ -1,9 +1,15 @@
 package commands
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/urfave/cli/v2"
 
 	"agt/spawn"
+	"agt/state"
+	"agt/stream"
+	"agt/workspace"
 )
 
 func restartCommand() *cli.Command {
@@ -21,7 +27,7 @@ func restartCommand() *cli.Command {
 			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping; 0 kills at once", DefaultText: "the agent's --timeout"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start a new session instead of resuming"},
 			jsonFlag(),
-			formatFlag("{{.Agent}} {{.PID}}"),
+			formatFlag("restart", stream.Event{}, "{{.agent}} {{.pid}}"),
 		},
 		Action: func(c *cli.Context) error {
 			out, err := outputFor(c)
@@ -34,6 +40,11 @@ func restartCommand() *cli.Command {
 			}
 			failed := false
 			for _, a := range agents {
+				if err := workdirGone(a); err != nil {
+					warn(c, "restart", a.Name, err)
+					failed = true
+					continue
+				}
 				spawned, err := spawn.Restart(c.Context, a, grace(c), c.Bool("fresh"))
 				if err != nil {
 					if c.Context.Err() != nil {
@@ -53,4 +64,28 @@ func restartCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// workdirGone is an error, with what to do, when the directory a's record runs it in is gone
+// (its worktree was removed): checked before a live agent is stopped for nothing, and before
+// the start fails on it with a message that would seem to blame the command.
+func workdirGone(a *state.Agent) error {
+	spec, err := a.ReadSpec()
+	if err != nil {
+		return nil // spawn.Restart says what is wrong with the record
+	}
+	if fi, err := os.Stat(spec.Cwd); err == nil && fi.IsDir() {
+		return nil
+	}
+	hint := fmt.Sprintf("'agt rm %s' forgets it; then spawn it again", a.Name)
+	if ws, _ := recordWorkspace(a); ws != nil {
+		switch ws.Type {
+		case workspace.Git:
+			hint = fmt.Sprintf("bring the worktree back with 'git -C %s worktree prune && git -C %s worktree add %s %s', "+
+				"or forget it all with 'agt rm --workspace %s'", ws.Repo, ws.Repo, ws.Path, ws.Branch, a.Name)
+		case workspace.JJ:
+			hint = fmt.Sprintf("'agt rm --workspace %s' forgets it and its jj workspace; then spawn it again", a.Name)
+		}
+	}
+	return withHint(fmt.Errorf("the working directory of %s, %s, is gone", a.Name, spec.Cwd), hint)
 }

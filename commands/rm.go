@@ -19,27 +19,29 @@ func rmCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "rm",
 		Usage: "forget ended agents; with --workspace, remove their workspaces too",
-		UsageText: "agt rm [--workspace] [--force] NAME...\n\n" +
+		UsageText: "agt rm [--workspace] [--force] NAME... | --all\n\n" +
 			"Removes the record of each agent that has ended. --workspace also removes the jj\n" +
 			"workspace or git worktree (and its branch) that spawn made for it, unless that would\n" +
-			"lose work. --force stops a live agent first and removes whatever it holds.\n\n" +
+			"lose work. --force stops a live agent first and removes whatever it holds. --all\n" +
+			"removes every agent that has ended, and leaves the others alone. A workspace left\n" +
+			"behind stays listed by agt workspaces, and agt workspaces prune removes it.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt rm fix-auth\n" +
 			"   agt rm --workspace fix-auth\n" +
-			"   agt rm --workspace $(agt ps -q --state exited)\n" +
+			"   agt rm --all --workspace\n" +
 			"   agt rm --force --workspace runaway",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "also remove the agent's workspace (refused when it holds unsaved work)"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "stop a live agent first; remove its workspace even with unsaved work"},
+			&cli.BoolFlag{Name: "all", Usage: "remove every agent that has ended (live and lost ones stay, even with --force)"},
 			jsonFlag(),
-			formatFlag("{{.Name}} {{.Removed}}"),
+			formatFlag("rm", rmResult{}, "{{.name}} {{.removed}}"),
 		},
 		Action: runRm,
 	}
 }
 
-// rmResult is what rm did to one agent; the JSON names are the NDJSON fields, the Go names
-// the template fields.
+// rmResult is what rm did to one agent: the NDJSON fields, and what templates name.
 type rmResult struct {
 	Name    string               `json:"name"`
 	Stopped bool                 `json:"stopped,omitempty"`
@@ -47,23 +49,42 @@ type rmResult struct {
 	Kept    *workspace.Workspace `json:"kept,omitempty"`
 }
 
+// rmOptions say what rmAgent removes.
+type rmOptions struct {
+	workspace bool // the workspace too
+	force     bool // stop a live agent; remove a workspace even with unsaved work
+	// keepUnsaved: a workspace holding unsaved work stays, and the record goes all the same
+	// (spawn --rm), where rm --workspace keeps both.
+	keepUnsaved bool
+	grace       time.Duration // of the stop that force makes
+	registry    *workspace.Registry
+}
+
 func runRm(c *cli.Context) error {
 	out, err := outputFor(c)
 	if err != nil {
 		return err
 	}
-	agents, err := targets(c, "agt rm [--workspace] [--force] NAME...", false)
+	all := c.Bool("all")
+	if all && c.Args().Len() > 0 {
+		return usagef(c, "--all takes no NAME")
+	}
+	agents, err := targets(c, "agt rm [--workspace] [--force] NAME... | --all", all)
 	if err != nil {
 		return err
 	}
+	opts := rmOptions{workspace: c.Bool("workspace"), force: c.Bool("force"), grace: grace(c), registry: registry(c)}
 	failed := false
 	for _, a := range agents {
-		r, err := rmAgent(c.Context, a, c.Bool("workspace"), c.Bool("force"), grace(c))
+		if all && !stream.IsFinal(spawn.Observe(a).State) {
+			continue // --all is the ended ones: a live agent is not in it, even with --force
+		}
+		r, err := rmAgent(c.Context, a, opts)
 		if c.Context.Err() != nil {
 			return c.Context.Err() // interrupted: no further removals
 		}
 		if r != nil && (err == nil || len(r.Removed) > 0) {
-			if perr := printRm(out, r); perr != nil {
+			if perr := out.line(r, r.human()); perr != nil {
 				return perr
 			}
 		}
@@ -79,19 +100,20 @@ func runRm(c *cli.Context) error {
 }
 
 // rmAgent removes a's workspace (when asked) and then its record, holding its lock so that no
-// supervisor starts meanwhile. What it removed before an error is in the result.
-func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool, grace time.Duration) (*rmResult, error) {
+// supervisor starts meanwhile. What it removed before an error is in the result. A workspace
+// left in place is remembered in the registry, so that agt workspaces still finds it.
+func rmAgent(ctx context.Context, a *state.Agent, o rmOptions) (*rmResult, error) {
 	r := &rmResult{Name: a.Name, Removed: []string{}}
 	st := spawn.Observe(a)
 	if !stream.IsFinal(st.State) {
-		if !force {
+		if !o.force {
 			hint := fmt.Sprintf("stop it first ('agt stop %s'), or use --force", a.Name)
 			if st.State == stream.Lost {
 				hint = "run 'agt reap' first, or use --force"
 			}
 			return nil, withHint(fmt.Errorf("%s is %s, not ended", a.Name, st.State), hint)
 		}
-		if _, err := spawn.Stop(ctx, a, grace); err != nil {
+		if _, err := spawn.Stop(ctx, a, o.grace); err != nil {
 			return nil, err
 		}
 		r.Stopped = true
@@ -112,23 +134,26 @@ func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool, gra
 	}
 	defer lock.Close()
 
-	var ws *workspace.Workspace
-	if spec, err := a.ReadSpec(); err == nil && len(spec.Workspace) > 0 && string(spec.Workspace) != "null" {
-		if ws, err = workspace.Parse(spec.Workspace); err != nil {
-			return nil, err
-		}
-	} else if err != nil && withWorkspace && !force {
+	ws, err := recordWorkspace(a)
+	if err != nil && o.workspace && !o.force {
 		return nil, withHint(err, "without a readable record its workspace is unknown; --force removes the record alone")
 	}
 	if ws != nil && ws.Type != workspace.None {
-		if withWorkspace {
-			removed, err := workspace.Remove(ctx, ws, force)
+		removed, err := []string(nil), error(nil)
+		if o.workspace {
+			removed, err = workspace.Remove(ctx, ws, o.force)
 			r.Removed = append(r.Removed, removed...)
-			if err != nil {
+		}
+		switch {
+		case o.workspace && err == nil:
+			o.registry.Forget(ws)
+		case o.workspace && !(o.keepUnsaved && errors.Is(err, workspace.ErrUnsaved)):
+			return r, err
+		default:
+			r.Kept = ws
+			if err := o.registry.Add(a.Name, ws); err != nil {
 				return r, err
 			}
-		} else {
-			r.Kept = ws
 		}
 	}
 	if err := a.Remove(); err != nil {
@@ -138,10 +163,20 @@ func rmAgent(ctx context.Context, a *state.Agent, withWorkspace, force bool, gra
 	return r, nil
 }
 
-func printRm(out *output, r *rmResult) error {
-	if out.mode != modeTable {
-		return out.item(r, nil)
+// recordWorkspace is the workspace in a's record: nil for none, or a record without one.
+func recordWorkspace(a *state.Agent) (*workspace.Workspace, error) {
+	spec, err := a.ReadSpec()
+	if err != nil {
+		return nil, err
 	}
+	if len(spec.Workspace) == 0 || string(spec.Workspace) == "null" {
+		return nil, nil
+	}
+	return workspace.Parse(spec.Workspace)
+}
+
+// human is the line rm prints on a terminal.
+func (r *rmResult) human() string {
 	line := "removed " + r.Name
 	if r.Stopped {
 		line = "stopped and removed " + r.Name
@@ -150,8 +185,7 @@ func printRm(out *output, r *rmResult) error {
 		line += ": " + strings.Join(r.Removed, ", ")
 	}
 	if r.Kept != nil {
-		line += "; kept " + r.Kept.String()
+		line += "; kept " + r.Kept.String() + " ('agt workspaces prune' removes it)"
 	}
-	_, err := fmt.Fprintln(out.w, line)
-	return err
+	return line
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
+	"agt/config"
 	"agt/spawn"
 	"agt/state"
 )
@@ -58,6 +59,9 @@ func runSend(c *cli.Context) error {
 	}
 	a, err := oneAgent(c, args[0])
 	if err != nil {
+		return err
+	}
+	if err := checkBudget(c); err != nil {
 		return err
 	}
 	r, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue")})
@@ -128,6 +132,23 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 		return errTurnFailed
 	}
 	return nil
+}
+
+// checkBudget refuses a new turn once the run directory's agents spent max_cost_total.
+func checkBudget(c *cli.Context) error {
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	cfg, err := config.Load(dir)
+	if err != nil || cfg.MaxCostTotal <= 0 {
+		return err
+	}
+	d, err := openRunDir(c)
+	if err != nil {
+		return err
+	}
+	return spawn.CheckBudget(d, cfg.MaxCostTotal)
 }
 
 // oneAgent opens the agent name names.

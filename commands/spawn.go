@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"agt/config"
 	"agt/spawn"
 	"agt/state"
+	"agt/stream"
 )
 
 func spawnCommand() *cli.Command {
@@ -31,7 +34,8 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --agent codex --prompt-file task.md --model gpt-5 review\n" +
 			"   agt spawn demo -- sh -c 'echo hello; sleep 30'\n" +
 			"   agt spawn --env DEBUG=1 --dir ~/src/app build -- make -j4\n" +
-			"   agt spawn --wait check -- go vet ./...      # exits with the command's code",
+			"   agt spawn --wait check -- go vet ./...      # exits with the command's code\n" +
+			"   agt spawn --wait --rm ci-tests -- make test   # a CI step: the name is free again after",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
@@ -42,19 +46,21 @@ func spawnCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},
-			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none (default auto, or [workspace] mode)", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
+			&cli.StringFlag{Name: "workspace", Usage: "where the agent works: auto, jj, git or none (default: auto for agent kinds, none for a plain command; or [workspace] mode)", EnvVars: []string{"AGT_WORKSPACE_MODE"}},
 			&cli.StringFlag{Name: "base", Usage: "the revision the workspace starts from (jj: @ or @-, git: HEAD; default $AGT_BASE when there is a workspace)"},
-			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace between SIGTERM and SIGKILL when stopping", DefaultText: "30s, or stop_timeout", EnvVars: []string{"AGT_STOP_TIMEOUT"}},
-			&cli.DurationFlag{Name: "idle-after", Usage: "terminal agents: silence after which a running agent is waiting", DefaultText: "5s, or idle_after", EnvVars: []string{"AGT_IDLE_AFTER"}},
-			&cli.DurationFlag{Name: "stall-after", Usage: "silence inside a turn after which an agent is stale (stalled); 0 never", DefaultText: "5m, or stall_after", EnvVars: []string{"AGT_STALL_AFTER"}},
-			&cli.DurationFlag{Name: "stale-after", Usage: "time waiting after which an agent is stale", DefaultText: "10m, or stale_after", EnvVars: []string{"AGT_STALE_AFTER"}},
-			&cli.StringFlag{Name: "restart", Usage: "restart policy: on-failure, always or never (default on-failure, or restart)", EnvVars: []string{"AGT_RESTART"}},
+			durationFlag("timeout", "t", "grace between SIGTERM and SIGKILL when stopping (a duration, or seconds)", "30s, or stop_timeout", "AGT_STOP_TIMEOUT"),
+			durationFlag("idle-after", "", "terminal agents: silence after which a running agent is waiting", "5s, or idle_after", "AGT_IDLE_AFTER"),
+			durationFlag("stall-after", "", "silence inside a turn after which an agent is stale (stalled); 0 never", "5m, or stall_after", "AGT_STALL_AFTER"),
+			durationFlag("stale-after", "", "time waiting after which an agent is stale", "10m, or stale_after", "AGT_STALE_AFTER"),
+			&cli.StringFlag{Name: "restart", Usage: "restart policy: on-failure, always or never (default: on-failure for agent kinds; never for a plain command, or with --wait; or restart in agt.toml)", EnvVars: []string{"AGT_RESTART"}},
 			&cli.IntFlag{Name: "max-restarts", Usage: "failures in a row before the agent is failed for good", DefaultText: "5, or max_restarts", EnvVars: []string{"AGT_MAX_RESTARTS"}},
+			&cli.Float64Flag{Name: "max-cost", Usage: "the agent's budget in `USD`: past it, it ends failed (budget)", DefaultText: "max_cost, or none", EnvVars: []string{"AGT_MAX_COST"}},
 			&cli.IntFlag{Name: "max-agents", Usage: "refuse to start when this many agents are alive (0: no limit)", DefaultText: "max_agents, or no limit", EnvVars: []string{"AGT_MAX_AGENTS"}},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the agent's events until it ends (Ctrl-C detaches)"},
-			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C stops it)"},
+			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C, SIGTERM or SIGHUP stops it; a second one kills it)"},
+			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
-			formatFlag("{{.Agent}} {{.PID}}"),
+			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
 		},
 		Action: runSpawn,
 	}
@@ -66,13 +72,19 @@ func runSpawn(c *cli.Context) error {
 		return usagef(c, "missing NAME: agt spawn [flags] NAME -- COMMAND [ARG...]")
 	}
 	name, argv := args[0], args[1:]
+	if dashBeforeName(c) {
+		return usagef(c, "missing NAME before --: agt spawn [flags] NAME -- %s", strings.Join(args, " "))
+	}
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
 	} else if err := flagsAfterName(c, name, argv); err != nil {
 		return err
 	}
-	if err := state.ValidateName(name); err != nil {
+	if err := validNewName(name); err != nil {
 		return cli.Exit(err, 2)
+	}
+	if c.Bool("rm") && !c.Bool("wait") {
+		return usagef(c, "--rm needs --wait: agt spawn --wait --rm %s -- COMMAND (a detached agent's record stays until 'agt rm %s')", name, name)
 	}
 	opts, cfg, err := spawnOptions(c, name, argv)
 	if err != nil {
@@ -87,7 +99,7 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd); err != nil {
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec); err != nil {
 		return err
 	}
 	spawned, err := spawn.Start(c.Context, opts)
@@ -105,18 +117,120 @@ func runSpawn(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	err = followEvents(c.Context, out, []*state.Agent{a}, tailFilter{})
-	if c.Context.Err() != nil {
-		if wait {
-			// Ctrl-C on a CI step: stop the agent, then report the interruption.
-			spawn.Stop(context.Background(), a, -1) // the grace it was spawned with
-		}
-		return c.Context.Err() // main exits 130
+	if out.mode == modeTable {
+		out.view = newTranscript(out, []string{name})
 	}
-	if err != nil || !wait {
+	if !wait {
+		return followEvents(c.Context, out, []*state.Agent{a}, tailFilter{last: -1}, nil) // Ctrl-C detaches
+	}
+	return waitSpawned(c, out, a)
+}
+
+// waitSpawned is spawn --wait: it prints a's events until a ends and exits with its code. A
+// signal (Ctrl-C; SIGTERM, as CI runners send on cancel; SIGHUP) stops the agent with its
+// grace, a second one kills it at once, and the events of the stop still print; then it exits
+// 128+N. With --rm the record goes at the end, however the agent ended.
+func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
+	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
+	defer stopFollowing()
+	var stopErr error
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case <-follow.Done():
+			return
+		case <-c.Context.Done():
+		}
+		if stopErr = stopInterrupted(c, a); stopErr != nil {
+			stopFollowing() // it may never end now: stop waiting for it
+		}
+	}()
+	err := followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
+	stopFollowing()
+	<-stopped
+	if c.Context.Err() == nil && err == nil {
+		err = exitWithAgent(c, []*state.Agent{a})
+	}
+	if stopErr != nil {
+		PrintError(c.App.ErrWriter, fmt.Sprintf("stop %s: %v", a.Name, stopErr))
+	}
+	if c.Bool("rm") {
+		removeAfterWait(c, a)
+	}
+	if c.Context.Err() != nil {
+		return c.Context.Err() // main exits 128+N
+	}
+	return err
+}
+
+// stopInterrupted stops a after the signal that cancelled c's context, with a's own grace; a
+// second signal makes it kill the tree at once.
+func stopInterrupted(c *cli.Context, a *state.Agent) error {
+	if isTerminal(c.App.ErrWriter) {
+		fmt.Fprintf(c.App.ErrWriter, "agt: stopping %s (Ctrl-C again kills it now)\n", a.Name)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := spawn.Stop(context.Background(), a, -1) // the grace it was spawned with
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-Again(c.Context):
+		spawn.Stop(context.Background(), a, 0) // cuts the first stop's grace short
+		return <-done
+	}
+}
+
+// removeAfterWait is spawn --rm: a's record goes, and its workspace with it unless that holds
+// unsaved work, which stays (agt workspaces lists it) with a note saying so.
+func removeAfterWait(c *cli.Context, a *state.Agent) {
+	ctx := context.WithoutCancel(c.Context)
+	r, err := rmAgent(ctx, a, rmOptions{workspace: true, keepUnsaved: true, grace: -1, registry: registry(c)})
+	if err != nil {
+		msg, _, _ := strings.Cut(err.Error(), "\n") // its hint would name flags of rm, not spawn's
+		PrintError(c.App.ErrWriter, fmt.Sprintf("rm %s: %s\nhint: its record stays; 'agt rm --workspace %s' tries again, with --force whatever it holds", a.Name, msg, a.Name))
+		return
+	}
+	if r.Kept != nil {
+		PrintError(c.App.ErrWriter, fmt.Sprintf("kept %s of %s: it holds unsaved work\nhint: 'agt workspaces' lists it; 'agt workspaces prune --force' removes it", r.Kept, a.Name))
+	}
+}
+
+// dashBeforeName reports whether spawn's command line puts -- before NAME (agt spawn -- true):
+// urfave/cli drops such a --, and the command's first word would be taken for the name.
+func dashBeforeName(c *cli.Context) bool {
+	args := os.Args
+	i := slices.Index(args, c.Command.Name)
+	if i < 0 {
+		return false
+	}
+	for i++; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return true
+		case !strings.HasPrefix(a, "-") || a == "-":
+			return false // NAME came first
+		case takesValue(c.Command, a) && !strings.Contains(a, "="):
+			i++
+		}
+	}
+	return false
+}
+
+// validNewName checks the name of a new agent: agt's rule, and what git refuses in a branch
+// name (agt/NAME): "..", a trailing "." or ".lock".
+func validNewName(name string) error {
+	if err := state.ValidateName(name); err != nil {
 		return err
 	}
-	return exitWithAgent(c, []*state.Agent{a})
+	if strings.Contains(name, "..") || strings.HasSuffix(name, ".") || strings.HasSuffix(name, ".lock") {
+		return fmt.Errorf("invalid agent name %q: no \"..\", and no \".\" or \".lock\" at the end (the name goes into a git branch)", name)
+	}
+	return nil
 }
 
 func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *config.Config, error) {
@@ -140,9 +254,9 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			return spawn.Options{}, nil, usagef(c, "--env %q: want KEY=VALUE", kv)
 		}
 	}
-	for _, f := range []string{"timeout", "idle-after", "stale-after"} {
-		if c.Duration(f) < 0 {
-			return spawn.Options{}, nil, usagef(c, "--%s %s: must not be negative", f, c.Duration(f))
+	for _, f := range []string{"timeout", "idle-after", "stale-after", "stall-after"} {
+		if flagDuration(c, f) < 0 {
+			return spawn.Options{}, nil, usagef(c, "--%s %s: must not be negative", f, flagDuration(c, f))
 		}
 	}
 	cfg, err := config.Load(dir)
@@ -179,6 +293,8 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			StallAfter:  durationSetting(c, "stall-after", cfg.StallAfter),
 			Environ:     spawn.RecordEnviron(os.Environ()),
 			Allow:       cfg.Policy.Allow, Deny: cfg.Policy.Deny,
+			MaxCost: cfg.MaxCost,
+			OnState: cfg.OnState, HookTimeout: state.Duration(cfg.HookTimeout),
 			ResumePrompt: kind.ResumePrompt,
 			Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
 			RestartDelay:    state.Duration(cfg.Restart.Delay),
@@ -186,7 +302,13 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			HealthyAfter:    state.Duration(cfg.Restart.HealthyAfter),
 			LogMaxSize:      cfg.LogMaxSize,
 		},
-		Prompt: prompt, MaxAgents: cfg.MaxAgents,
+		Prompt: prompt, MaxAgents: cfg.MaxAgents, MaxCostTotal: cfg.MaxCostTotal,
+	}
+	if c.IsSet("max-cost") {
+		if v := c.Float64("max-cost"); v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return spawn.Options{}, nil, usagef(c, "--max-cost %v: want a number of USD, 0 or more", v)
+		}
+		opts.MaxCost = c.Float64("max-cost")
 	}
 	switch {
 	case c.String("restart") != "":
@@ -194,8 +316,9 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			return spawn.Options{}, nil, usagef(c, "--restart: %v", err)
 		}
 		opts.Restart = c.String("restart")
-	case c.Bool("wait") && !cfg.Restart.PolicySet:
-		// A CI step runs once and reports how it ended, unless restarts are asked for.
+	case (c.Bool("wait") || kind.Name == config.Exec) && !cfg.Restart.PolicySet:
+		// A plain command runs once, as it would in a shell, and so does a CI step: each
+		// reports how it ended, unless restarts are asked for.
 		opts.Restart = config.RestartNever
 	}
 	for _, f := range []struct {
@@ -304,7 +427,7 @@ func readPrompt(c *cli.Context) (*string, error) {
 // durationSetting is a flag's value when it was given, else the configured one.
 func durationSetting(c *cli.Context, flag string, configured time.Duration) state.Duration {
 	if c.IsSet(flag) {
-		return state.Duration(c.Duration(flag))
+		return state.Duration(flagDuration(c, flag))
 	}
 	return state.Duration(configured)
 }
@@ -330,7 +453,30 @@ func printSpawned(out *output, line []byte) error {
 	}
 	_, err := fmt.Fprintf(out.w, "started %s (pid %d): %s\n",
 		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))
+	if where := workspaceLine(gjson.GetBytes(line, "workspace")); err == nil && where != "" {
+		_, err = fmt.Fprintf(out.w, "  works in %s\n", where)
+	}
 	return err
+}
+
+// workspaceLine says where an agent works, from the workspace of its spawned event: "PATH
+// (git worktree on branch agt/x, from 2e247cbced35)"; "" for none.
+func workspaceLine(ws gjson.Result) string {
+	path := ws.Get("path").String()
+	if path == "" {
+		return ""
+	}
+	base := ws.Get("base").String()
+	if len(base) > 12 {
+		base = base[:12]
+	}
+	switch ws.Get("type").String() {
+	case "git":
+		return fmt.Sprintf("%s (git worktree on branch %s, from %s)", path, ws.Get("branch").String(), base)
+	case "jj":
+		return fmt.Sprintf("%s (jj workspace %s, on top of %s)", path, ws.Get("name").String(), base)
+	}
+	return path
 }
 
 // exitWithAgent ends the command with the agents' exit code: the first non-zero one; 1 with a

@@ -3,7 +3,9 @@ package commands
 import (
 	"fmt"
 	"sync"
+	"time"
 
+	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"agt/spawn"
@@ -17,30 +19,38 @@ func stopCommand() *cli.Command {
 		Usage: "stop agents: SIGTERM to the whole tree, SIGKILL after the grace",
 		UsageText: "agt stop [-t DURATION] NAME... | --all\n\n" +
 			"Stops each agent's whole process tree and returns when its final status is written,\n" +
-			"printing its final state event.\n\n" +
+			"printing its final state event (a line of text on a terminal). --all stops every agent\n" +
+			"that runs, and says nothing of those that have ended.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt stop demo\n" +
-			"   agt stop -t 5s demo other\n" +
+			"   agt stop -t 5 demo other      # 5 seconds of grace, then SIGKILL\n" +
 			"   agt stop --all",
 		Flags: []cli.Flag{
-			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL, longer or shorter than the agent's; 0 kills at once", DefaultText: "the agent's --timeout"},
-			&cli.BoolFlag{Name: "all", Usage: "stop every agent"},
+			durationFlag("timeout", "t", "grace before SIGKILL (a duration, or seconds), longer or shorter than the agent's; 0 kills at once", "the agent's --timeout"),
+			&cli.BoolFlag{Name: "all", Usage: "stop every agent that runs"},
+			jsonFlag(),
+			formatFlag("stop", stream.Event{}, "{{.agent}} {{.to}} {{.reason}}"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 && c.Bool("all") {
 				return usagef(c, "--all takes no NAME")
 			}
+			out, err := outputFor(c)
+			if err != nil {
+				return err
+			}
 			agents, err := targets(c, "agt stop [-t DURATION] NAME... | --all", c.Bool("all"))
 			if err != nil {
 				return err
 			}
-			return stopAll(c, agents)
+			return stopAll(c, out, agents)
 		},
 	}
 }
 
-// stopAll stops the agents in parallel and prints each one's final state event, in order.
-func stopAll(c *cli.Context, agents []*state.Agent) error {
+// stopAll stops the agents in parallel and prints each one's final state event, in order. On
+// a terminal, a stop that takes more than a second says what it waits for, and until when.
+func stopAll(c *cli.Context, out *output, agents []*state.Agent) error {
 	type result struct {
 		st      *state.Status
 		already bool
@@ -57,7 +67,12 @@ func stopAll(c *cli.Context, agents []*state.Agent) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			done := make(chan struct{})
+			if isTerminal(c.App.ErrWriter) {
+				go stopNote(c, a, time.Now(), done)
+			}
 			st, err := spawn.Stop(c.Context, a, grace(c))
+			close(done)
 			results[i] = result{st: st, err: err}
 		}()
 	}
@@ -71,13 +86,60 @@ func stopAll(c *cli.Context, agents []*state.Agent) error {
 				firstErr = cli.Exit("", 1)
 			}
 		case r.already:
-			fmt.Fprintf(c.App.ErrWriter, "agt: %s already %s\n", agents[i].Name, r.st.State)
+			if !c.Bool("all") {
+				fmt.Fprintf(c.App.ErrWriter, "agt: %s already %s\n", agents[i].Name, r.st.State)
+			}
 		default:
-			line := lastStateEvent(agents[i])
-			if line != nil {
-				c.App.Writer.Write(append(line, '\n'))
+			if line := lastStateEvent(agents[i]); line != nil {
+				if err := printStopped(out, agents[i], line); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return firstErr
+}
+
+// stopNote says, once a stop has taken a second, what it waits for: the agent to exit after
+// SIGTERM, until its grace is over and SIGKILL comes.
+func stopNote(c *cli.Context, a *state.Agent, start time.Time, done <-chan struct{}) {
+	select {
+	case <-done:
+		return
+	case <-c.Context.Done():
+		return
+	case <-time.After(time.Second):
+	}
+	g := grace(c)
+	if g < 0 {
+		if spec, err := a.ReadSpec(); err == nil {
+			g = time.Duration(spec.StopTimeout)
+		}
+	}
+	left := time.Until(start.Add(g)).Round(time.Second)
+	fmt.Fprintf(c.App.ErrWriter, "agt: waiting for %s to exit after SIGTERM; SIGKILL in %s ('agt stop -t 0 %s' kills it now)\n", a.Name, left, a.Name)
+}
+
+// printStopped prints a stop's final state event: as is, through the template, or as a line
+// saying how the agent ended.
+func printStopped(out *output, a *state.Agent, line []byte) error {
+	if out.mode != modeTable {
+		return printEvent(out, line)
+	}
+	how := gjson.GetBytes(line, "reason").String()
+	// The last run's exit: none when a restart was scheduled after it (stopped while
+	// restarting), or when the last start has none (a lost agent that reap killed).
+	exit, _ := state.LastLine(a.Path(state.EventsFile), 1<<20, func(l []byte) bool {
+		t := gjson.GetBytes(l, "type").String()
+		return t == stream.TypeExit || t == stream.TypeRestart || t == stream.TypeSpawned
+	})
+	switch code := gjson.GetBytes(exit, "code"); {
+	case gjson.GetBytes(exit, "type").String() != stream.TypeExit:
+	case gjson.GetBytes(exit, "signal").String() != "":
+		how = "killed by " + gjson.GetBytes(exit, "signal").String()
+	case code.Exists() && code.Type == gjson.Number:
+		how = fmt.Sprintf("exit code %d", code.Int())
+	}
+	_, err := fmt.Fprintf(out.w, "%s %s (%s)\n", gjson.GetBytes(line, "to").String(), a.Name, how)
+	return err
 }

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -19,74 +19,105 @@ import (
 	"agt/stream"
 )
 
+// eventTypes are the types of schema v1, which --type takes.
+var eventTypes = []string{
+	stream.TypeSpawned, stream.TypeState, stream.TypeSession, stream.TypeText, stream.TypeToolUse,
+	stream.TypeToolResult, stream.TypePermission, stream.TypeResult, stream.TypeOutput, stream.TypeStderr,
+	stream.TypeError, stream.TypeRestart, stream.TypeExit, stream.TypeUnparsed,
+}
+
 func tailCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "tail",
-		Usage: "print agents' events as NDJSON",
-		UsageText: "agt tail [-f] [-n N] [--since DURATION|TIME] [--type TYPE,...] [NAME...]\n\n" +
-			"Prints the events of the named agents (all when none is named), merged in time order.\n\n" +
+		Usage: "print agents' events: a transcript on a terminal, NDJSON otherwise",
+		UsageText: "agt tail [-f] [-n N] [--since DURATION|TIME] [--type TYPE,...] [--json | --format T] [NAME...]\n\n" +
+			"Prints the events of the named agents (all when none is named), merged in time order:\n" +
+			"on a terminal (or with --format table) as a transcript to read, else as NDJSON. -f\n" +
+			"follows them until they end; with no NAME it follows every agent, those started later\n" +
+			"too, until interrupted. -n N prints the last N events of each agent (0: none).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt tail demo\n" +
 			"   agt tail -f --type output,exit demo\n" +
+			"   agt tail -f -n 0            # what every agent does from now on\n" +
 			"   agt tail -n 20 --since 10m\n" +
-			"   agt tail --format '{{.Agent}} {{.Type}} {{.Line}}' demo",
+			"   agt tail --format '{{.agent}} {{.type}} {{.line}}' demo",
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print new events as they come, until every agent has ended"},
-			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events (0: all)", DefaultText: "all"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print new events as they come: until the named agents end, or with no NAME until interrupted"},
+			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events of each agent (0: none, only new ones with -f)", DefaultText: "all"},
 			&cli.StringFlag{Name: "since", Usage: "only events newer than a `DURATION` ago or an RFC 3339 TIME"},
-			&cli.StringSliceFlag{Name: "type", Usage: "only events of these `TYPE`s (comma-separated, repeatable)"},
-			formatFlag("{{.Agent}} {{.Type}}"),
+			&cli.StringSliceFlag{Name: "type", Usage: "only events of these `TYPE`s (comma-separated, repeatable): " + strings.Join(eventTypes, ", ")},
+			jsonFlag(),
+			formatFlag("tail", stream.Event{}, "{{.agent}} {{.type}}"),
 		},
-		Action: func(c *cli.Context) error {
-			f := tailFilter{last: c.Int("lines")}
-			if f.last < 0 {
-				return usagef(c, "-n %d: must not be negative", f.last)
-			}
-			var err error
-			if f.since, err = parseSince(c, c.String("since")); err != nil {
-				return err
-			}
-			for _, t := range c.StringSlice("type") {
-				for _, t := range strings.Split(t, ",") {
-					if t = strings.TrimSpace(t); t != "" {
-						if f.types == nil {
-							f.types = map[string]bool{}
-						}
-						f.types[t] = true
-					}
-				}
-			}
-			out, err := outputFor(c)
-			if err != nil {
-				return err
-			}
-			if out.mode == modeTable {
-				out.mode = modeJSON // events are NDJSON on a terminal too
-			}
-			agents, err := targets(c, "", true)
-			if err != nil {
-				return err
-			}
-			if !c.Bool("follow") {
-				bw := bufio.NewWriterSize(out.w, 64<<10)
-				out.w = bw
-				cursors, err := printPast(out, agents, f)
-				if err != nil {
-					return err
-				}
-				closeAll(cursors)
-				return bw.Flush()
-			}
-			return followEvents(c.Context, out, agents, f)
-		},
+		Action: runTail,
 	}
+}
+
+func runTail(c *cli.Context) error {
+	f := tailFilter{last: -1}
+	if c.IsSet("lines") {
+		if f.last = c.Int("lines"); f.last < 0 {
+			return usagef(c, "-n %d: must not be negative", f.last)
+		}
+	}
+	var err error
+	if f.since, err = parseSince(c, c.String("since")); err != nil {
+		return err
+	}
+	for _, t := range c.StringSlice("type") {
+		for _, t := range strings.Split(t, ",") {
+			if t = strings.TrimSpace(t); t == "" {
+				continue
+			}
+			if !slices.Contains(eventTypes, t) {
+				return usagef(c, "--type %q: not an event type; want one of %s", t, strings.Join(eventTypes, ", "))
+			}
+			if f.types == nil {
+				f.types = map[string]bool{}
+			}
+			f.types[t] = true
+		}
+	}
+	out, err := outputFor(c)
+	if err != nil {
+		return err
+	}
+	agents, err := targets(c, "", true)
+	if err != nil {
+		return err
+	}
+	if out.mode == modeTable {
+		names := make([]string, len(agents))
+		for i, a := range agents {
+			names[i] = a.Name
+		}
+		out.view = newTranscript(out, names)
+	}
+	if c.Bool("follow") {
+		var all *state.Dir
+		if c.Args().Len() == 0 {
+			// No NAME: every agent, and those started later, until interrupted.
+			if all, err = openRunDir(c); err != nil {
+				return err
+			}
+		}
+		return followEvents(c.Context, out, agents, f, all)
+	}
+	bw := bufio.NewWriterSize(out.w, 64<<10)
+	out.w = bw
+	cursors, _, err := printPast(out, agents, f)
+	if err != nil {
+		return err
+	}
+	closeAll(cursors)
+	return bw.Flush()
 }
 
 // tailFilter selects events.
 type tailFilter struct {
 	types map[string]bool
 	since time.Time
-	last  int
+	last  int // the last events of each agent that the past shows; -1 all
 }
 
 func (f tailFilter) match(line []byte) bool {
@@ -108,34 +139,79 @@ type pastEvent struct {
 	line []byte
 }
 
-// printPast prints the events already logged, merged in time order, and returns each log's
-// offset past its last complete line.
-func printPast(out *output, agents []*state.Agent, f tailFilter) ([]*state.Cursor, error) {
-	cursors := make([]*state.Cursor, len(agents))
-	var events []pastEvent
-	keep := func(line []byte) error {
-		if f.match(line) {
-			ts, _ := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
-			events = append(events, pastEvent{ts, gjson.GetBytes(line, "seq").Int(), append([]byte(nil), line...)})
-		}
-		return nil
+// lastN keeps the items it is given, only the last max of them when max >= 0, in at most
+// twice that much memory: a reader that wants the last N never holds the whole log.
+type lastN[T any] struct {
+	max   int
+	items []T
+}
+
+func (l *lastN[T]) add(v T) {
+	if l.max == 0 {
+		return
 	}
+	l.items = append(l.items, v)
+	if l.max > 0 && len(l.items) >= 2*l.max {
+		l.items = append(l.items[:0], l.items[len(l.items)-l.max:]...)
+	}
+}
+
+func (l *lastN[T]) list() []T {
+	if l.max >= 0 && len(l.items) > l.max {
+		return l.items[len(l.items)-l.max:]
+	}
+	return l.items
+}
+
+// pastEventOf copies an event line for later, with the time and seq it is sorted by.
+func pastEventOf(line []byte) pastEvent {
+	ts, _ := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
+	return pastEvent{ts, gjson.GetBytes(line, "seq").Int(), append([]byte(nil), line...)}
+}
+
+// printPast prints the events already logged (the last f.last of each agent), merged in time
+// order, and returns each log's offset past its last complete line and the seq there.
+func printPast(out *output, agents []*state.Agent, f tailFilter) ([]*state.Cursor, []int64, error) {
+	cursors := make([]*state.Cursor, len(agents))
+	lastSeqs := make([]int64, len(agents))
+	var events []pastEvent
 	for i, a := range agents {
-		// The current log first, held open for a follower; then the rotated one, unless it
-		// is the file just read (rotated in between). Sorting puts them in order.
+		// The current log first, held open for a follower; then the rotated one, older, unless
+		// it is the file just read (rotated in between) or the current one gave enough.
+		current := lastN[pastEvent]{max: f.last}
 		path := a.Path(state.EventsFile)
-		c, _, err := state.ReadLogCursor(path, keep)
+		c, _, err := state.ReadLogCursor(path, func(line []byte) error {
+			lastSeqs[i] = max(lastSeqs[i], gjson.GetBytes(line, "seq").Int())
+			if f.match(line) {
+				current.add(pastEventOf(line))
+			}
+			return nil
+		})
 		if err != nil {
 			closeAll(cursors)
-			return nil, err
+			return nil, nil, err
 		}
 		cursors[i] = c
-		if fi, err := os.Stat(path + state.RotatedSuffix); err == nil && !c.SameFile(fi) {
-			if _, _, err := state.ReadLog(path+state.RotatedSuffix, keep); err != nil {
-				closeAll(cursors)
-				return nil, err
+		mine := current.list()
+		if f.last < 0 || len(mine) < f.last {
+			if fi, err := os.Stat(path + state.RotatedSuffix); err == nil && !c.SameFile(fi) {
+				older := lastN[pastEvent]{max: f.last - len(mine)}
+				if f.last < 0 {
+					older.max = -1
+				}
+				if _, _, err := state.ReadLog(path+state.RotatedSuffix, func(line []byte) error {
+					if f.match(line) {
+						older.add(pastEventOf(line))
+					}
+					return nil
+				}); err != nil {
+					closeAll(cursors)
+					return nil, nil, err
+				}
+				mine = append(older.list(), mine...)
 			}
 		}
+		events = append(events, mine...)
 	}
 	sort.SliceStable(events, func(i, j int) bool {
 		if !events[i].ts.Equal(events[j].ts) {
@@ -143,16 +219,13 @@ func printPast(out *output, agents []*state.Agent, f tailFilter) ([]*state.Curso
 		}
 		return events[i].seq < events[j].seq
 	})
-	if f.last > 0 && len(events) > f.last {
-		events = events[len(events)-f.last:]
-	}
 	for _, e := range events {
 		if err := printEvent(out, e.line); err != nil {
 			closeAll(cursors)
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return cursors, nil
+	return cursors, lastSeqs, nil
 }
 
 func closeAll(cursors []*state.Cursor) {
@@ -161,28 +234,36 @@ func closeAll(cursors []*state.Cursor) {
 	}
 }
 
+// printEvent prints one event line as out says: as is (NDJSON), through the template, or in
+// the transcript.
 func printEvent(out *output, line []byte) error {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
-	if out.mode != modeTemplate {
-		return out.item(nil, line)
+	switch out.mode {
+	case modeTable:
+		if out.view == nil {
+			out.view = newTranscript(out, nil)
+		}
+		return out.view.event(out.w, line)
+	case modeTemplate:
+		if !gjson.ValidBytes(line) {
+			return nil // broken lines are skipped, as the reader does
+		}
+		return out.item(nil, roundCost(line))
 	}
-	var ev stream.Event
-	if err := json.Unmarshal(line, &ev); err != nil {
-		return nil // broken lines are skipped, as the reader does
-	}
-	return out.item(ev, nil)
+	return out.item(nil, roundCost(line))
 }
 
 // followEvents prints what is logged, then new events as they come, until every agent has
-// reached a final state (or is lost), or ctx ends.
-func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tailFilter) error {
+// reached a final state (or is lost), or ctx ends. With all set (tail -f with no NAME) it also
+// follows every agent that appears in all later, and agents that start again, until ctx ends.
+func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tailFilter, all *state.Dir) error {
 	// Events are written through a buffer, flushed after every drain of a log: a flood of
 	// small events costs one write per batch, not one per event.
 	bw := bufio.NewWriterSize(out.w, 64<<10)
 	buffered := *out
 	buffered.w = bw
 	out = &buffered
-	cursors, err := printPast(out, agents, f)
+	cursors, lastSeqs, err := printPast(out, agents, f)
 	if err != nil {
 		return err
 	}
@@ -190,50 +271,139 @@ func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tai
 		closeAll(cursors)
 		return err
 	}
-	var (
-		mu   sync.Mutex
-		wg   sync.WaitGroup
-		errs = make([]error, len(agents))
-	)
+	fl := &follower{ctx: ctx, out: out, bw: bw, f: f, following: map[string]*followed{}}
 	for i, a := range agents {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Probing the agent's status and lock after every drain would cost a flood two
-			// file reads per batch: while lines flow and none of them ends the agent, it has
-			// not ended. A drain that brought nothing, or a final state event, asks.
-			lines, final := 0, false
-			errs[i] = state.FollowLogFrom(ctx, a.Path(state.EventsFile), cursors[i], func(line []byte) error {
-				lines++
-				if gjson.GetBytes(line, "type").String() == stream.TypeState && stream.IsFinal(gjson.GetBytes(line, "to").String()) {
-					final = true
-				}
-				if !f.match(line) {
-					return nil
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				return printEvent(out, line)
-			}, func() bool {
-				mu.Lock()
-				bw.Flush()
-				mu.Unlock()
-				busy := lines > 0 && !final
-				lines, final = 0, false
-				return !busy && ended(a)
-			})
-		}()
+		fl.start(a, cursors[i], &followed{lastSeq: lastSeqs[i]})
 	}
-	wg.Wait()
+	if all != nil {
+		fl.discover(all)
+	}
+	fl.wg.Wait()
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	for _, err := range errs {
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: main exits 128+N, quietly
+	}
+	return fl.err
+}
+
+// follower follows agents' logs, one goroutine each, printing through one buffer.
+type follower struct {
+	ctx context.Context
+	out *output
+	bw  *bufio.Writer
+	f   tailFilter
+	wg  sync.WaitGroup
+
+	mu        sync.Mutex // guards the writer and what follows
+	err       error
+	following map[string]*followed
+}
+
+// followed is an agent that tail -f has followed: where its log stood when its follower ended.
+type followed struct {
+	dir     os.FileInfo // its directory: another one of the same name is another agent
+	active  bool
+	lastSeq int64 // the last event printed
+	size    int64 // of its log when its follower ended
+}
+
+// start follows a's log from c (from its start when c is nil), printing only the events after
+// fd.lastSeq, the last one of a already printed.
+func (fl *follower) start(a *state.Agent, c *state.Cursor, fd *followed) {
+	dir, _ := os.Stat(a.Dir)
+	fl.mu.Lock()
+	if fd.dir == nil {
+		fd.dir = dir
+	}
+	fd.active = true
+	fl.following[a.Name] = fd
+	fl.mu.Unlock()
+	fl.wg.Add(1)
+	go func() {
+		defer fl.wg.Done()
+		// Probing the agent's status and lock after every drain would cost a flood two
+		// file reads per batch: while lines flow and none of them ends the agent, it has
+		// not ended. A drain that brought nothing, or a final state event, asks.
+		lines, final := 0, false
+		err := state.FollowLogFrom(fl.ctx, a.Path(state.EventsFile), c, func(line []byte) error {
+			lines++
+			if gjson.GetBytes(line, "type").String() == stream.TypeState && stream.IsFinal(gjson.GetBytes(line, "to").String()) {
+				final = true
+			}
+			fl.mu.Lock()
+			defer fl.mu.Unlock()
+			seq := gjson.GetBytes(line, "seq").Int()
+			if seq != 0 && seq <= fd.lastSeq {
+				return nil // printed by an earlier follower of a
+			}
+			fd.lastSeq = max(fd.lastSeq, seq)
+			if !fl.f.match(line) {
+				return nil
+			}
+			return printEvent(fl.out, line)
+		}, func() bool {
+			fl.mu.Lock()
+			fl.bw.Flush()
+			fl.mu.Unlock()
+			busy := lines > 0 && !final
+			lines, final = 0, false
+			return !busy && ended(a)
+		})
+		fl.mu.Lock()
+		defer fl.mu.Unlock()
+		fd.active = false
+		if fi, serr := os.Stat(a.Path(state.EventsFile)); serr == nil {
+			fd.size = fi.Size()
+		}
+		if err != nil && fl.err == nil && fl.ctx.Err() == nil {
+			fl.err = err
+		}
+	}()
+}
+
+// discover follows, until ctx ends, every agent of d that appears, and every one whose log
+// grows again after its follower ended (agt restart). It looks four times a second: a new
+// agent's events print from its first, so nothing is lost to the wait.
+func (fl *follower) discover(d *state.Dir) {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-fl.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		agents, err := d.Agents()
 		if err != nil {
-			return err
+			continue
+		}
+		for _, a := range agents {
+			fl.mu.Lock()
+			fd := fl.following[a.Name]
+			var was followed
+			if fd != nil {
+				was = *fd
+			}
+			fl.mu.Unlock()
+			if fd != nil && was.active {
+				continue
+			}
+			dir, err := os.Stat(a.Dir)
+			if err != nil {
+				continue
+			}
+			switch {
+			case fd == nil || was.dir == nil || !os.SameFile(was.dir, dir):
+				fl.start(a, nil, &followed{dir: dir}) // a new agent
+			default:
+				if fi, err := os.Stat(a.Path(state.EventsFile)); err == nil && fi.Size() != was.size {
+					fl.start(a, nil, fd) // it runs again: from where it was
+				}
+			}
 		}
 	}
-	return nil
 }
 
 // ended reports whether a will write no more events: it is final, or its supervisor is gone.

@@ -1,31 +1,95 @@
 package commands
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/urfave/cli/v2"
+
+	"agt/spawn"
+	"agt/state"
 )
+
+// exitTimedOut is the exit status of wait --timeout when an agent outlives it, as timeout(1)'s.
+const exitTimedOut = 124
 
 func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "wait",
 		Usage: "wait for agents to end and exit with their exit code",
-		UsageText: "agt wait NAME...\n\n" +
-			"Blocks until every named agent has ended, then exits with the first non-zero exit\n" +
-			"code (128+N for an agent killed by signal N; 1 for an agent whose end nobody saw).\n\n" +
+		UsageText: "agt wait [--timeout DURATION] NAME...\n\n" +
+			"Blocks until every named agent has ended, printing how each ended (a line of text on\n" +
+			"a terminal, NDJSON otherwise), then exits with the first non-zero exit code (128+N for\n" +
+			"an agent killed by signal N; 1 for an agent whose end nobody saw). With --timeout it\n" +
+			"gives up after DURATION and exits 124, leaving the agents running.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt wait build && echo built\n" +
-			"   agt wait a b c; echo \"first failure: $?\"",
+			"   agt wait --timeout 10m a b c; echo \"first failure: $?\"",
+		Flags: []cli.Flag{
+			durationFlag("timeout", "", "give up after this long (a duration, or seconds) and exit 124", "none", "AGT_WAIT_TIMEOUT"),
+			jsonFlag(),
+			formatFlag("wait", waitResult{}, "{{.name}} {{.exit_code}}"),
+		},
 		Action: func(c *cli.Context) error {
-			agents, err := targets(c, "agt wait NAME...", false)
+			out, err := outputFor(c)
 			if err != nil {
 				return err
 			}
+			// -t of targets is stop's grace; wait's --timeout has no short form.
+			agents, err := targets(c, "agt wait [--timeout DURATION] NAME...", false)
+			if err != nil {
+				return err
+			}
+			ctx := c.Context
+			if c.IsSet("timeout") {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, flagDuration(c, "timeout"))
+				defer cancel()
+			}
 			for _, a := range agents {
 				// The supervisor holds the lock until the final status is written.
-				if err := a.WaitFree(c.Context); err != nil {
+				if err := a.WaitFree(ctx); err != nil {
+					if c.Context.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+						return cli.Exit(fmt.Sprintf("timed out after %s: %s is still %s", flagDuration(c, "timeout"), a.Name, spawn.Observe(a).State), exitTimedOut)
+					}
+					return err
+				}
+				if err := printEnded(out, a); err != nil {
 					return err
 				}
 			}
 			return exitWithAgent(c, agents)
 		},
 	}
+}
+
+// waitResult is how one agent ended, as wait prints it: the NDJSON fields, and what templates
+// name.
+type waitResult struct {
+	Name     string `json:"name"`
+	State    string `json:"state"`
+	Reason   string `json:"reason,omitempty"`
+	ExitCode *int   `json:"exit_code"` // as a shell reports it: 128+N for signal N; null when unknown
+	Signal   string `json:"signal,omitempty"`
+}
+
+// printEnded prints how a ended.
+func printEnded(out *output, a *state.Agent) error {
+	st := spawn.Observe(a)
+	r := waitResult{Name: a.Name, State: st.State, Reason: st.Reason, Signal: st.Signal}
+	if code, ok := spawn.ExitCode(st); ok {
+		r.ExitCode = &code
+	}
+	human := []string{a.Name, st.State}
+	switch {
+	case st.Signal != "":
+		human = append(human, "(killed by "+st.Signal+")")
+	case r.ExitCode != nil:
+		human = append(human, fmt.Sprintf("(exit code %d)", *r.ExitCode))
+	case st.Reason != "":
+		human = append(human, "("+st.Reason+")")
+	}
+	return out.line(r, strings.Join(human, " "))
 }

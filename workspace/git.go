@@ -39,7 +39,7 @@ func makeGit(ctx context.Context, opts Options, dir string, u *undo) (*Workspace
 		return nil, fmt.Errorf("branch name %q is not valid in git", branch)
 	}
 	if branchExists(ctx, repo, branch) {
-		return nil, fmt.Errorf("branch %s already exists in %s\nhint: pick another name, or delete the branch ('agt rm --workspace %s' if an agent made it)", branch, repo, opts.Name)
+		return nil, &ExistsError{Msg: fmt.Sprintf("branch %s already exists in %s", branch, repo), Branch: branch, Repo: repo}
 	}
 	path, err := place(repo, opts, u)
 	if err != nil {

@@ -30,7 +30,7 @@ func makeJJ(ctx context.Context, opts Options, dir string, u *undo) (*Workspace,
 	}
 	err = jjcmd.WorkspaceAdd(ctx, repo, opts.Name, base, path)
 	if errors.Is(err, jjcmd.ErrWorkspaceExists) {
-		return nil, fmt.Errorf("jj workspace %q already exists in %s\nhint: pick another name, or 'jj workspace forget %s' if it is stale", opts.Name, repo, opts.Name)
+		return nil, &ExistsError{Msg: fmt.Sprintf("jj workspace %q already exists in %s", opts.Name, repo), JJName: opts.Name, Repo: repo}
 	}
 	// From here on the workspace may exist, even when jj failed half-way.
 	u.push(func(ctx context.Context) {

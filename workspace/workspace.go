@@ -38,6 +38,34 @@ const DefaultBranchPrefix = "agt/"
 // ErrUnsaved: Remove found work that removing the workspace would lose.
 var ErrUnsaved = errors.New("workspace holds unsaved work")
 
+// ErrExists: Make found the new workspace's directory, git branch or jj workspace name taken.
+// The error is an *ExistsError, which says which.
+var ErrExists = errors.New("workspace exists")
+
+// ExistsError is a workspace that Make cannot make because something of that name is there:
+// the directory (Path), the git branch (Branch) or the jj workspace (JJName), in Repo.
+type ExistsError struct {
+	Msg                        string
+	Path, Branch, JJName, Repo string
+}
+
+func (e *ExistsError) Error() string { return e.Msg }
+func (e *ExistsError) Unwrap() error { return ErrExists }
+
+// Remedy is the command that removes what is in the way.
+func (e *ExistsError) Remedy() string {
+	switch {
+	case e.Branch != "":
+		return fmt.Sprintf("git -C %s branch -D %s", e.Repo, e.Branch)
+	case e.JJName != "":
+		return fmt.Sprintf("jj -R %s workspace forget %s", e.Repo, e.JJName)
+	}
+	if e.Repo != "" && Detect(e.Repo) == Git {
+		return fmt.Sprintf("git -C %s worktree remove %s, or rm -r %s if it is no worktree", e.Repo, e.Path, e.Path)
+	}
+	return "rm -r " + e.Path
+}
+
 // Options say what workspace to make.
 type Options struct {
 	Mode string // auto ("" too), jj, git or none
@@ -229,7 +257,7 @@ func place(repo string, opts Options, u *undo) (string, error) {
 		return "", fmt.Errorf("workspace directory %s is inside the working copy %s\nhint: set the workspace root to a directory outside the repository", path, repo)
 	}
 	if _, err := os.Lstat(path); err == nil {
-		return "", fmt.Errorf("workspace directory %s already exists\nhint: pick another name, or remove it ('agt rm --workspace %s' if an agent made it)", path, opts.Name)
+		return "", &ExistsError{Msg: fmt.Sprintf("workspace directory %s already exists", path), Path: path, Repo: repo}
 	}
 	made, err := mkdirAll(root)
 	for i := len(made) - 1; i >= 0; i-- {

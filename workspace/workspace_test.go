@@ -150,7 +150,9 @@ func TestMakeGit(t *testing.T) {
 
 	// A second agent of the same name clashes on the branch.
 	_, err = Make(context.Background(), Options{Dir: repo, Name: "fix"})
-	if err == nil || !strings.Contains(err.Error(), "branch agt/fix already exists") || !strings.Contains(err.Error(), "\nhint: ") {
+	var ex *ExistsError
+	if !errors.As(err, &ex) || !strings.Contains(err.Error(), "branch agt/fix already exists") || ex.Branch != "agt/fix" ||
+		ex.Remedy() != "git -C "+repo+" branch -D agt/fix" {
 		t.Errorf("clash: %v", err)
 	}
 }

@@ -1,0 +1,178 @@
+package commands
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"agt/state"
+)
+
+func logsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "logs",
+		Usage: "print an agent's raw output, as it wrote it",
+		UsageText: "agt logs [-f] [-n N] [--stderr] NAME\n\n" +
+			"Prints what the agent wrote to its stdout (--stderr: its stderr), byte for byte, from\n" +
+			"the capped copies agt keeps (stdout.log, rotated at 8 MiB). -f keeps printing what it\n" +
+			"writes until it ends. For the decoded events, see agt tail.\n\n" +
+			"EXAMPLES:\n" +
+			"   agt logs build\n" +
+			"   agt logs -n 50 --stderr build\n" +
+			"   agt logs -f fix-auth | jq -c 'select(.type==\"assistant\")'",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new output until the agent ends"},
+			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` lines (0: none, only new ones with -f)", DefaultText: "all"},
+			&cli.BoolFlag{Name: "stderr", Usage: "print what it wrote to stderr instead"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() != 1 {
+				return usagef(c, "want one NAME: agt logs [-f] [-n N] [--stderr] NAME")
+			}
+			agents, err := targets(c, "agt logs [-f] [-n N] [--stderr] NAME", false)
+			if err != nil {
+				return err
+			}
+			last := -1
+			if c.IsSet("lines") {
+				if last = c.Int("lines"); last < 0 {
+					return usagef(c, "-n %d: must not be negative", last)
+				}
+			}
+			a := agents[0]
+			file := state.StdoutLog
+			if c.Bool("stderr") {
+				file = state.StderrLog
+			}
+			path := a.Path(file)
+			w := bufio.NewWriterSize(c.App.Writer, 64<<10)
+			f, err := printRaw(w, path, last)
+			if err != nil {
+				return err
+			}
+			if err := w.Flush(); err != nil || !c.Bool("follow") {
+				if f != nil {
+					f.Close()
+				}
+				return err
+			}
+			return followRaw(c, w, a, path, f)
+		},
+	}
+}
+
+// openRaw opens a raw log for reading, never through a symlink and never blocking on a FIFO;
+// nil, nil when it does not exist.
+func openRaw(path string) (*os.File, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("open %s: not a regular file", path)
+	}
+	return f, nil
+}
+
+// printRaw writes the rotated log and then the current one, or their last n lines when n >= 0,
+// and returns the current one, open at its end, for a follower (nil when there is none yet).
+func printRaw(w io.Writer, path string, n int) (*os.File, error) {
+	cur, err := openRaw(path)
+	if err != nil {
+		return nil, err
+	}
+	var files []*os.File
+	if old, err := openRaw(path + state.RotatedSuffix); err == nil && old != nil {
+		defer old.Close()
+		files = append(files, old)
+	}
+	if cur != nil {
+		files = append(files, cur)
+	}
+	if n < 0 {
+		for _, f := range files {
+			if _, err := io.Copy(w, f); err != nil {
+				return cur, err
+			}
+		}
+		return cur, nil
+	}
+	lines := lastN[[]byte]{max: n}
+	for _, f := range files {
+		r := bufio.NewReaderSize(f, 64<<10)
+		for n > 0 {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				lines.add(line)
+			}
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return cur, err
+			}
+		}
+	}
+	if cur != nil {
+		if _, err := cur.Seek(0, io.SeekEnd); err != nil {
+			return cur, err
+		}
+	}
+	_, err = w.Write(bytes.Join(lines.list(), nil))
+	return cur, err
+}
+
+// followRaw prints what is appended to the log at path, held open as f, until the agent ends
+// or the command is interrupted. It looks ten times a second, and follows a rotation.
+func followRaw(c *cli.Context, w *bufio.Writer, a *state.Agent, path string, f *os.File) error {
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		done := ended(a) // before the last read: what it wrote before it ended is read below
+		if f == nil {
+			var err error
+			if f, err = openRaw(path); err != nil {
+				return err
+			}
+		}
+		if f != nil {
+			if _, err := io.Copy(w, f); err != nil {
+				return err
+			}
+			// Rotated: the old file is read to its end; go on with the new one.
+			if now, err := os.Stat(path); err == nil {
+				if held, err := f.Stat(); err == nil && !os.SameFile(now, held) {
+					f.Close()
+					f = nil
+					continue
+				}
+			}
+		}
+		if err := w.Flush(); err != nil || done {
+			return err
+		}
+		select {
+		case <-c.Context.Done():
+			return c.Context.Err()
+		case <-tick.C:
+		}
+	}
+}

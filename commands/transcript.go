@@ -1,0 +1,341 @@
+package commands
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	"golang.org/x/sys/unix"
+
+	"agt/stream"
+)
+
+// transcript renders events for people: what tail shows on a terminal (or with --format
+// table), and spawn --follow and --wait. One event is one line, or a few for prose:
+//
+//	14:02:11  fix-auth  I'll run the tests first.
+//	14:02:12  fix-auth  ▸ Bash  go test ./...
+//	14:02:15  fix-auth    ✓ ok  	agt/commands	2.667s (+3 lines)
+//	14:02:40  fix-auth  ■ turn 1 done in 29.1s · 12,034 in / 1,210 out tokens · $0.0421
+//
+// The time is local, the agent's name has a colour of its own, stderr and bookkeeping are
+// dim, failures red. Colour only on a terminal, and never with NO_COLOR set.
+type transcript struct {
+	color bool
+	// width is the terminal's, to wrap prose in; 0 (not a terminal, or unknown) wraps nothing.
+	width int
+	// nameWidth pads names so that what agents say starts in one column.
+	nameWidth int
+}
+
+// summaryMax bounds what a line shows of a tool's input or result.
+const summaryMax = 100
+
+// newTranscript returns the view for out, with names padded to the longest of names.
+func newTranscript(out *output, names []string) *transcript {
+	t := &transcript{color: out.color}
+	if f, ok := out.w.(*os.File); ok && isTerminal(f) {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil {
+			t.width = int(ws.Col)
+		}
+	}
+	for _, n := range names {
+		t.nameWidth = max(t.nameWidth, utf8.RuneCountInString(n))
+	}
+	return t
+}
+
+// SGR colours.
+const (
+	sgrReset  = "\x1b[0m"
+	sgrBold   = "\x1b[1m"
+	sgrDim    = "\x1b[2m"
+	sgrRed    = "\x1b[31m"
+	sgrGreen  = "\x1b[32m"
+	sgrYellow = "\x1b[33m"
+)
+
+// nameColors are the agents' colours: none of them red, green or yellow, which mean things.
+var nameColors = []string{"\x1b[36m", "\x1b[35m", "\x1b[34m", "\x1b[96m", "\x1b[95m", "\x1b[94m"}
+
+func (t *transcript) paint(sgr, s string) string {
+	if !t.color || sgr == "" || s == "" {
+		return s
+	}
+	return sgr + s + sgrReset
+}
+
+// nameColor is the agent's colour, the same in every view: picked by a hash of its name.
+func nameColor(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return nameColors[h.Sum32()%uint32(len(nameColors))]
+}
+
+// event renders one event line of the log to w; a line that is not an event is skipped.
+func (t *transcript) event(w io.Writer, line []byte) error {
+	var ev stream.Event
+	if err := json.Unmarshal(bytes.TrimSpace(line), &ev); err != nil || ev.Type == "" {
+		return nil
+	}
+	t.nameWidth = max(t.nameWidth, utf8.RuneCountInString(ev.Agent))
+	style, body := t.body(&ev, line)
+	if body == "" {
+		return nil
+	}
+	clock := ev.TS.Local().Format(time.TimeOnly)
+	pad := strings.Repeat(" ", t.nameWidth-utf8.RuneCountInString(ev.Agent)) + "  "
+	indent := strings.Repeat(" ", len(clock)+2+t.nameWidth+2)
+	lines := strings.Split(body, "\n")
+	if ev.Type == stream.TypeText && t.width > 0 {
+		lines = wrapProse(lines, t.width-len(indent))
+	}
+	var b strings.Builder
+	for i, l := range lines {
+		if i == 0 {
+			b.WriteString(t.paint(sgrDim, clock) + "  " + t.paint(nameColor(ev.Agent), ev.Agent) + pad)
+		} else {
+			b.WriteString(indent)
+		}
+		b.WriteString(t.paint(style, l))
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// body is what the transcript shows of an event, and its style.
+func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
+	switch ev.Type {
+	case stream.TypeSpawned:
+		what := ev.Kind
+		if ev.Kind == "exec" || ev.Kind == "" {
+			what = strings.Join(ev.Argv, " ")
+		}
+		where := workspaceLine(gjson.GetBytes(line, "workspace"))
+		if where == "" {
+			where = ev.Cwd
+		}
+		return sgrBold, fmt.Sprintf("▶ started %s (pid %d) in %s", what, ev.PID, where)
+	case stream.TypeState:
+		s := "· " + ev.To
+		if ev.From != "" {
+			s = "· " + ev.From + " → " + ev.To
+		}
+		if ev.Reason != "" {
+			s += " (" + ev.Reason + ")"
+		}
+		return sgrDim, s
+	case stream.TypeSession:
+		s := "· session " + ev.SessionID
+		if ev.SessionID == "" {
+			s = "· session"
+		}
+		if ev.Model != "" {
+			s += ", model " + ev.Model
+		}
+		return sgrDim, s
+	case stream.TypeText:
+		return "", strings.TrimRight(ev.Text, " \t\n")
+	case stream.TypeToolUse:
+		return "", t.paint(sgrBold, "▸ "+ev.Tool) + summary("  ", ev.Input)
+	case stream.TypeToolResult:
+		mark, style := "✓", sgrGreen
+		if !ev.OK {
+			mark, style = "✗", sgrRed
+		}
+		return "", "  " + t.paint(style, mark) + resultSummary(ev.Output)
+	case stream.TypePermission:
+		switch ev.Decision {
+		case "allow":
+			return "", t.paint(sgrGreen, "✓ allowed "+ev.Tool) + summary("  ", ev.Input)
+		case "deny":
+			return "", t.paint(sgrRed, "✗ denied "+ev.Tool) + summary("  ", ev.Input)
+		}
+		return sgrYellow, "? " + ev.Tool + " asks permission" + summary(": ", ev.Input)
+	case stream.TypeResult:
+		return t.result(ev)
+	case stream.TypeOutput:
+		return "", ev.Line
+	case stream.TypeStderr:
+		return sgrDim, ev.Line
+	case stream.TypeError:
+		if !ev.Fatal && ev.Attempt > 0 {
+			return sgrYellow, fmt.Sprintf("retrying (attempt %d): %s", ev.Attempt, firstLine(ev.Message))
+		}
+		s := "error: " + firstLine(ev.Message)
+		if ev.Class != "" {
+			s += " (" + ev.Class + ")"
+		}
+		return sgrRed, s
+	case stream.TypeRestart:
+		return sgrYellow, fmt.Sprintf("↻ restarting in %s (attempt %d): %s", time.Duration(ev.DelayMS)*time.Millisecond, ev.Attempt, ev.Reason)
+	case stream.TypeExit:
+		switch {
+		case ev.Signal != "":
+			return sgrRed, "■ killed by " + ev.Signal
+		case ev.Code != nil && *ev.Code == 0:
+			return sgrGreen, "■ exit code 0"
+		case ev.Code != nil:
+			return sgrRed, fmt.Sprintf("■ exit code %d", *ev.Code)
+		}
+		return "", "■ exited"
+	case stream.TypeUnparsed:
+		return sgrDim, ev.Raw
+	}
+	return sgrDim, string(bytes.TrimSpace(line))
+}
+
+// result renders a turn's result: how long it took, its tokens and its cost; a failed turn
+// says why.
+func (t *transcript) result(ev *stream.Event) (string, string) {
+	var b strings.Builder
+	b.WriteString("■ turn")
+	if ev.Turns > 0 {
+		b.WriteString(" " + strconv.Itoa(ev.Turns))
+	}
+	if ev.OK {
+		b.WriteString(" done")
+	} else {
+		b.WriteString(" failed")
+	}
+	if ev.DurationMS > 0 {
+		b.WriteString(" in " + humanDuration(time.Duration(ev.DurationMS)*time.Millisecond))
+	}
+	if u := ev.Usage; u != nil && u.InputTokens+u.OutputTokens+u.CacheReadTokens+u.CacheWriteTokens > 0 {
+		fmt.Fprintf(&b, " · %s in / %s out tokens", thousands(u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens), thousands(u.OutputTokens))
+	}
+	if ev.CostUSD != nil {
+		fmt.Fprintf(&b, " · $%.4f", *ev.CostUSD)
+	}
+	if !ev.OK {
+		if text := firstLine(ev.Text); text != "" {
+			b.WriteString(": " + text)
+		}
+		return sgrRed, b.String()
+	}
+	return sgrBold, b.String()
+}
+
+// summary is sep and one line of a tool's input: the command, path, pattern or the like it
+// names, else its JSON; "" for none.
+func summary(sep string, input json.RawMessage) string {
+	in := gjson.ParseBytes(input)
+	var s string
+	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt"} {
+		if v := in.Get(key); v.Exists() {
+			if v.IsArray() { // Codex: ["bash", "-lc", "go test ./..."]
+				var parts []string
+				for _, p := range v.Array() {
+					parts = append(parts, p.String())
+				}
+				s = strings.Join(parts, " ")
+			} else {
+				s = v.String()
+			}
+			break
+		}
+	}
+	if s == "" && len(bytes.TrimSpace(input)) > 0 && string(bytes.TrimSpace(input)) != "{}" && string(bytes.TrimSpace(input)) != "null" {
+		var b bytes.Buffer
+		if json.Compact(&b, input) == nil {
+			s = b.String()
+		}
+	}
+	if s = firstLine(s); s == "" {
+		return ""
+	}
+	return sep + s
+}
+
+// resultSummary is the first line of a tool's output, cut, and how many lines more it had.
+func resultSummary(output json.RawMessage) string {
+	out := gjson.ParseBytes(output)
+	text := out.String()
+	if !(out.Type == gjson.String) {
+		text = string(bytes.TrimSpace(output))
+	}
+	text = strings.TrimSpace(text)
+	if text == "" || text == "null" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	s := " " + firstLine(lines[0])
+	if n := len(lines) - 1; n > 0 {
+		s += fmt.Sprintf(" (+%d line%s)", n, plural(n))
+	}
+	return s
+}
+
+// firstLine is the first line of s, tabs made spaces, cut to summaryMax characters.
+func firstLine(s string) string {
+	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(strings.ReplaceAll(s, "\t", "  "))
+	if r := []rune(s); len(r) > summaryMax {
+		return string(r[:summaryMax-1]) + "…"
+	} else if cut {
+		return s + " …"
+	}
+	return s
+}
+
+// wrapProse breaks lines longer than width at spaces.
+func wrapProse(lines []string, width int) []string {
+	if width < 20 {
+		return lines
+	}
+	var out []string
+	for _, l := range lines {
+		for utf8.RuneCountInString(l) > width {
+			r := []rune(l)
+			cut := width
+			for cut > width/2 && r[cut] != ' ' {
+				cut--
+			}
+			if r[cut] != ' ' {
+				cut = width
+			}
+			out = append(out, strings.TrimRight(string(r[:cut]), " "))
+			l = strings.TrimLeft(string(r[cut:]), " ")
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// humanDuration rounds a duration for people: 850ms, 12.3s, 4m05s, 1h12m.
+func humanDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// thousands writes n with thousands separators: 12,034.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

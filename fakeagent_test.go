@@ -145,7 +145,7 @@ func fakeAgent() {
 // stdin is appended to DIR/in.jsonl; a user message N starts a turn, DIR/turnN.jsonl (or
 // DIR/turn.jsonl) replayed line by line. In a turn file, "#answer" waits for the control_response
 // to the permission request just printed, and replays DIR/turnN.allow.jsonl or
-// DIR/turnN.deny.jsonl by its behavior; "#hold" waits for a control_request interrupt, answers
+// DIR/turnN.deny.jsonl by its behavior; "#wait" waits until DIR/go exists; "#hold" waits for a control_request interrupt, answers
 // it and ends the turn as Claude does (a failed result). It returns when stdin closes.
 func converseScripted(dir string) {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
@@ -180,6 +180,14 @@ func converseScripted(dir string) {
 				}
 				if !play(filepath.Join(dir, fmt.Sprintf("turn%d%s", turn, next))) {
 					return false
+				}
+			case "#wait":
+				// Until DIR/go exists: a turn that takes as long as the script wants.
+				for {
+					if _, err := os.Stat(filepath.Join(dir, "go")); err == nil {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
 				}
 			case "#hold":
 				req, ok := read()

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
+	"agt/config"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
@@ -17,17 +19,20 @@ func stopCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "stop",
 		Usage: "stop agents: SIGTERM to the whole tree, SIGKILL after the grace",
-		UsageText: "agt stop [-t DURATION] NAME... | --all\n\n" +
+		UsageText: "agt stop [-t DURATION] [--after-turn] NAME... | --all\n\n" +
 			"Stops each agent's whole process tree and returns when its final status is written,\n" +
 			"printing its final state event (a line of text on a terminal). --all stops every agent\n" +
-			"that runs, and says nothing of those that have ended.\n\n" +
+			"that runs, and says nothing of those that have ended. --after-turn lets a conversation\n" +
+			"finish its running turn, then ends it; the grace bounds the wait, then it is killed.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt stop demo\n" +
 			"   agt stop -t 5 demo other      # 5 seconds of grace, then SIGKILL\n" +
+			"   agt stop --after-turn -t 10m fix-auth\n" +
 			"   agt stop --all",
 		Flags: []cli.Flag{
 			durationFlag("timeout", "t", "grace before SIGKILL (a duration, or seconds), longer or shorter than the agent's; 0 kills at once", "the agent's --timeout"),
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent that runs"},
+			&cli.BoolFlag{Name: "after-turn", Usage: "let a conversation finish its running turn, then end it (within the grace)"},
 			jsonFlag(),
 			formatFlag("stop", stream.Event{}, "{{.agent}} {{.to}} {{.reason}}"),
 		},
@@ -71,7 +76,13 @@ func stopAll(c *cli.Context, out *output, agents []*state.Agent) error {
 			if isTerminal(c.App.ErrWriter) {
 				go stopNote(c, a, time.Now(), done)
 			}
-			st, err := spawn.Stop(c.Context, a, grace(c))
+			var st *state.Status
+			var err error
+			if c.Bool("after-turn") {
+				st, err = stopAfterTurn(c, a)
+			} else {
+				st, err = spawn.Stop(c.Context, a, grace(c))
+			}
 			close(done)
 			results[i] = result{st: st, err: err}
 		}()
@@ -98,6 +109,30 @@ func stopAll(c *cli.Context, out *output, agents []*state.Agent) error {
 		}
 	}
 	return firstErr
+}
+
+// stopAfterTurn asks a conversation to end once its running turn is over, and waits for its end
+// within the grace (-t, else the agent's own); past it, the agent is killed as stop -t 0 does.
+func stopAfterTurn(c *cli.Context, a *state.Agent) (*state.Status, error) {
+	if _, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpAfterTurn}); err != nil {
+		return nil, controlError(a, err)
+	}
+	g := grace(c)
+	if g < 0 {
+		g = config.DefaultStopTimeout
+		if spec, err := a.ReadSpec(); err == nil {
+			g = time.Duration(spec.StopTimeout)
+		}
+	}
+	ctx, cancel := context.WithTimeout(c.Context, g)
+	defer cancel()
+	if err := a.WaitFree(ctx); err != nil {
+		if c.Context.Err() != nil {
+			return nil, c.Context.Err()
+		}
+		return spawn.Stop(c.Context, a, 0) // the turn outlived the grace
+	}
+	return spawn.Observe(a), nil
 }
 
 // stopNote says, once a stop has taken a second, what it waits for: the agent to exit after

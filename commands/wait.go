@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"agt/spawn"
 	"agt/state"
+	"agt/stream"
 )
 
 // exitTimedOut is the exit status of wait --timeout when an agent outlives it, as timeout(1)'s.
@@ -19,15 +21,19 @@ func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "wait",
 		Usage: "wait for agents to end and exit with their exit code",
-		UsageText: "agt wait [--timeout DURATION] NAME...\n\n" +
+		UsageText: "agt wait [--until final|waiting] [--timeout DURATION] NAME...\n\n" +
 			"Blocks until every named agent has ended, printing how each ended (a line of text on\n" +
 			"a terminal, NDJSON otherwise), then exits with the first non-zero exit code (128+N for\n" +
-			"an agent killed by signal N; 1 for an agent whose end nobody saw). With --timeout it\n" +
+			"an agent killed by signal N; 1 for an agent whose end nobody saw). --until waiting\n" +
+			"returns instead once every agent needs a person (waiting, for input, a permission or a\n" +
+			"plan) or has ended: exit 0 when all wait, 3 when one ended instead. With --timeout it\n" +
 			"gives up after DURATION and exits 124, leaving the agents running.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt wait build && echo built\n" +
-			"   agt wait --timeout 10m a b c; echo \"first failure: $?\"",
+			"   agt wait --timeout 10m a b c; echo \"first failure: $?\"\n" +
+			"   agt wait --until waiting fix-auth && agt permissions fix-auth",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "until", Value: "final", Usage: "final: every agent ended; waiting: every agent needs a person, or ended", EnvVars: []string{"AGT_WAIT_UNTIL"}},
 			durationFlag("timeout", "", "give up after this long (a duration, or seconds) and exit 124", "none", "AGT_WAIT_TIMEOUT"),
 			jsonFlag(),
 			formatFlag("wait", waitResult{}, "{{.name}} {{.exit_code}}"),
@@ -42,11 +48,18 @@ func waitCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			until := c.String("until")
+			if until != "final" && until != "waiting" {
+				return usagef(c, "--until %q: want final or waiting", until)
+			}
 			ctx := c.Context
 			if c.IsSet("timeout") {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, flagDuration(c, "timeout"))
 				defer cancel()
+			}
+			if until == "waiting" {
+				return waitUntilWaiting(c, ctx, out, agents)
 			}
 			for _, a := range agents {
 				// The supervisor holds the lock until the final status is written.
@@ -63,6 +76,63 @@ func waitCommand() *cli.Command {
 			return exitWithAgent(c, agents)
 		},
 	}
+}
+
+// exitEndedInstead is wait --until waiting's exit status when an agent ended instead.
+const exitEndedInstead = 3
+
+// waitPoll is how often wait --until waiting reads the agents' status.
+const waitPoll = 50 * time.Millisecond
+
+// waitUntilWaiting returns once every agent needs a person or has ended, printing the state of
+// each: exit 0 when all wait, 3 when one ended instead.
+func waitUntilWaiting(c *cli.Context, ctx context.Context, out *output, agents []*state.Agent) error {
+	tick := time.NewTicker(waitPoll)
+	defer tick.Stop()
+	for {
+		ready, ended := 0, false
+		for _, a := range agents {
+			st := spawn.Observe(a)
+			switch {
+			case needsPerson(st):
+				ready++
+			case stream.IsFinal(st.State) || st.State == stream.Lost || st.State == spawn.Unknown && !a.Supervised():
+				ready++
+				ended = true
+			}
+		}
+		if ready == len(agents) {
+			for _, a := range agents {
+				if err := printEnded(out, a); err != nil {
+					return err
+				}
+			}
+			if ended {
+				return cli.Exit("", exitEndedInstead)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if c.Context.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return cli.Exit(fmt.Sprintf("timed out after %s: not every agent waits", flagDuration(c, "timeout")), exitTimedOut)
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// needsPerson reports whether an agent waits for a person: for input, a permission, a plan, or
+// (a terminal agent) silent; stale with such a reason too.
+func needsPerson(st *state.Status) bool {
+	switch st.State {
+	case stream.Waiting:
+		return true
+	case stream.Stale:
+		return st.Reason != stream.ReasonStalled
+	}
+	return false
 }
 
 // waitResult is how one agent ended, as wait prints it: the NDJSON fields, and what templates

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"reflect"
 	"slices"
@@ -390,8 +389,9 @@ func roundCost(line []byte) []byte {
 	return out
 }
 
-// roundUSD rounds a cost to a millionth of a dollar.
+// roundUSD rounds a cost to a millionth of a dollar, for the templates that read it as a number
+// (AppendCost rounds what is written).
 func roundUSD(f float64) *float64 {
-	r := math.Round(f*1e6) / 1e6
+	r := stream.RoundUSD(f)
 	return &r
 }

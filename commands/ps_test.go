@@ -13,6 +13,7 @@ import (
 
 	"agt/spawn"
 	"agt/state"
+	"agt/stream"
 )
 
 // TestPsRowJSON checks the hand-written encoder of ps rows against encoding/json.
@@ -28,6 +29,7 @@ func TestPsRowJSON(t *testing.T) {
 		Workspace: json.RawMessage("{\n  \"type\": \"git\",\n  \"path\": \"/w x\"\n}"),
 	}}
 	for _, c := range costs {
+		c := stream.RoundUSD(c) // as ps rounds what it reads, and AppendCost what it writes
 		rows = append(rows, psRow{Name: "c", CostUSD: &c})
 	}
 	for _, r := range rows {

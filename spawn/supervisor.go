@@ -590,6 +590,10 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	}
 	shown, _ := config.Expand(tmpl, vals)
 
+	if fi, err := os.Stat(s.spec.Cwd); err != nil || !fi.IsDir() {
+		// Before the command is looked for: a missing directory is no missing program.
+		return nil, nil, nil, fmt.Errorf("could not start %s: its working directory %s is gone; make it again, or agt rm %s", argv[0], s.spec.Cwd, s.spec.Name)
+	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {

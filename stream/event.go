@@ -339,13 +339,22 @@ func AppendCompact(dst []byte, raw []byte) []byte {
 
 const hex = "0123456789abcdef"
 
-// AppendCost appends a cost in USD as encoding/json writes a float64, or null when it is
-// unknown (nil) or not a number JSON can hold.
+// RoundUSD rounds a cost to a millionth of a dollar; one too large to round stays as it is.
+func RoundUSD(c float64) float64 {
+	if math.Abs(c) >= 1e9 {
+		return c
+	}
+	return math.Round(c*1e6) / 1e6
+}
+
+// AppendCost appends a cost in USD rounded to a millionth of a dollar (sums of the agents'
+// floats carry noise: 0.008459999999999999), as encoding/json writes a float64, or null when it
+// is unknown (nil) or not a number JSON can hold.
 func AppendCost(dst []byte, cost *float64) []byte {
 	if cost == nil || math.IsNaN(*cost) || math.IsInf(*cost, 0) {
 		return append(dst, "null"...)
 	}
-	f := *cost
+	f := RoundUSD(*cost)
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'

@@ -103,12 +103,17 @@ func FuzzAppendCompact(f *testing.F) {
 	})
 }
 
-// AppendCost writes a cost as encoding/json writes a float64, and null for what JSON cannot
-// hold; events and ps share it.
+// AppendCost writes a cost rounded to a millionth of a dollar as encoding/json writes a float64,
+// and null for what JSON cannot hold; events and ps share it.
 func TestAppendCost(t *testing.T) {
-	for _, f := range []float64{0, 0.00846, 1.25e-3, 1e-7, 2.5e-10, 123456.789, 1e21, 3e25} {
-		want, _ := json.Marshal(f)
+	for _, f := range []float64{0, 0.00846, 1.25e-3, 1e-7, 2.5e-10, 123456.789, 1e21, 3e25, 0.008459999999999999, -0.0000015} {
+		want, _ := json.Marshal(RoundUSD(f))
 		if got := AppendCost(nil, &f); string(got) != string(want) {
+			t.Errorf("%v: %s, want %s", f, got, want)
+		}
+	}
+	for f, want := range map[float64]string{0.008459999999999999: "0.00846", 1e-7: "0", 0.0000015: "0.000002", 3e25: "3e+25"} {
+		if got := AppendCost(nil, &f); string(got) != want {
 			t.Errorf("%v: %s, want %s", f, got, want)
 		}
 	}

@@ -1,18 +1,13 @@
 package commands
 
 import (
-	"encoding/json"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"agt/state"
+	"agt/spawn"
 )
 
 func permissionsCommand() *cli.Command {
@@ -30,15 +25,10 @@ func permissionsCommand() *cli.Command {
 	}
 }
 
-// permissionRow is one pending request as permissions/ID.json holds it, with its agent.
+// permissionRow is one pending request as the agent's inbox holds it, with the agent's name.
 type permissionRow struct {
-	Agent   string          `json:"agent"`
-	ID      string          `json:"id"`
-	Tool    string          `json:"tool"`
-	Input   json.RawMessage `json:"input,omitempty"`
-	Options json.RawMessage `json:"options,omitempty"`
-	Seq     int64           `json:"seq"`
-	TS      time.Time       `json:"ts"`
+	Agent string `json:"agent"`
+	spawn.Permission
 }
 
 func runPermissions(c *cli.Context) error {
@@ -52,23 +42,8 @@ func runPermissions(c *cli.Context) error {
 	}
 	var rows []permissionRow
 	for _, a := range agents {
-		dir := a.Path(state.PermissionsDir)
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue // none asked
-		}
-		for _, e := range entries {
-			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
-				continue
-			}
-			b, err := readSmallRegular(filepath.Join(dir, e.Name()))
-			if err != nil {
-				continue
-			}
-			r := permissionRow{Agent: a.Name}
-			if json.Unmarshal(b, &r) == nil && r.ID != "" {
-				rows = append(rows, r)
-			}
+		for _, p := range spawn.Permissions(a) {
+			rows = append(rows, permissionRow{Agent: a.Name, Permission: p})
 		}
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].TS.Before(rows[j].TS) })
@@ -86,26 +61,6 @@ func runPermissions(c *cli.Context) error {
 		}
 	}
 	return nil
-}
-
-// readSmallRegular reads a regular file of at most 1 MiB without following a symlink or
-// blocking on a FIFO.
-func readSmallRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return nil, os.ErrInvalid
-	}
-	b := make([]byte, fi.Size())
-	_, err = io.ReadFull(f, b)
-	return b, err
 }
 
 // oneLine cuts s to n runes on one line.

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,8 +25,9 @@ import (
 // requests are answered there. The supervisor is the one writer of that pipe; the control
 // channel brings it what to write.
 
-// pendingPermission is a permission request the agent waits on, as its event had it.
-type pendingPermission struct {
+// Permission is a permission request an agent waits on, as its event had it and as its inbox
+// file (permissions/ID.json) holds it.
+type Permission struct {
 	ID      string          `json:"id"`
 	Tool    string          `json:"tool"`
 	Input   json.RawMessage `json:"input,omitempty"`
@@ -299,7 +302,7 @@ func (s *supervisor) answer(req Request) Reply {
 }
 
 // pendingLocked finds the request id names, or the only one pending when id is "".
-func (s *supervisor) pendingLocked(id string) (*pendingPermission, string) {
+func (s *supervisor) pendingLocked(id string) (*Permission, string) {
 	if id != "" {
 		if p, ok := s.perms[id]; ok {
 			return p, ""
@@ -369,7 +372,7 @@ func (s *supervisor) waitingForPermissionLocked() bool {
 }
 
 // permissionAnswer is Claude's control_response to a can_use_tool request.
-func permissionAnswer(p *pendingPermission, allow, always bool, message string) []byte {
+func permissionAnswer(p *Permission, allow, always bool, message string) []byte {
 	b := []byte(`{"type":"control_response","response":{"subtype":"success","request_id":`)
 	b = stream.AppendString(b, p.ID)
 	if allow {
@@ -408,7 +411,7 @@ func (s *supervisor) decideLocked(ev *stream.Event) []byte {
 		return nil
 	}
 	ev.Decision, ev.Rule = decision, rule
-	p := &pendingPermission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
+	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
 	return permissionAnswer(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
 }
 
@@ -418,9 +421,9 @@ func (s *supervisor) askedLocked(ev *stream.Event) {
 	if ev.ID == "" || len(s.perms) >= maxPermissions {
 		return
 	}
-	p := &pendingPermission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options, Seq: ev.Seq, TS: ev.TS}
+	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options, Seq: ev.Seq, TS: ev.TS}
 	if s.perms == nil {
-		s.perms = make(map[string]*pendingPermission)
+		s.perms = make(map[string]*Permission)
 	}
 	s.perms[ev.ID] = p
 	b, err := json.Marshal(p)
@@ -436,6 +439,48 @@ func (s *supervisor) askedLocked(ev *stream.Event) {
 	if err := state.WriteFileAtomic(filepath.Join(dir, name), b); err != nil {
 		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
 	}
+}
+
+// Permissions returns the requests a's inbox holds, in no order. A file that is not a regular
+// one of at most 1 MiB (a link, a FIFO) is skipped, never followed or waited on.
+func Permissions(a *state.Agent) []Permission {
+	dir := a.Path(state.PermissionsDir)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // none asked
+	}
+	var out []Permission
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		b, err := readSmallRegular(filepath.Join(dir, e.Name()))
+		var p Permission
+		if err == nil && json.Unmarshal(b, &p) == nil && p.ID != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readSmallRegular reads a regular file of at most 1 MiB without following a symlink or
+// blocking on a FIFO.
+func readSmallRegular(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
+		return nil, os.ErrInvalid
+	}
+	b := make([]byte, fi.Size())
+	_, err = io.ReadFull(f, b)
+	return b, err
 }
 
 // permissionFile is the inbox file of a request id: ids are the agent's, so only safe ones

@@ -65,26 +65,26 @@ type supervisor struct {
 	machine     stream.Machine
 	snap        stream.Snapshot
 	status      state.Status
-	dirty       bool                          // status.json lags behind last_seq
-	kick        chan struct{}                 // the state changed outside the main loop
-	stdin       *os.File                      // the agent's stdin pipe, for stream-json kinds
-	perms       map[string]*pendingPermission // requests the agent waits on
-	turnCh      chan string                   // ConverseTurns: the message that starts the next turn
-	between     bool                          // ConverseTurns: no turn process runs; a send goes to turnCh
-	next        *string                       // ConverseTurns: the prompt of the turn being started
-	interrupted bool                          // the running turn process got SIGINT from agt interrupt
-	alive       bool                          // the agent's process runs (not yet reaped): its group may be signalled
-	overBudget  bool                          // the agent spent more than spec.MaxCost
-	budgetSent  bool                          // budgetC is closed
-	budgetC     chan struct{}                 // closed once the agent is over its budget: the main loop stops it
-	hooks       *hooks                        // the on_state hook; nil without one
-	ending      bool                          // end the conversation once the running turn is over (stop --after-turn)
-	endSent     bool                          // ...and that is under way
-	endC        chan struct{}                 // ConverseTurns: closed to end it between turns
-	policy      config.Policy                 // requests answered without asking
-	queue       []string                      // messages sent with --queue, for the turn's end
-	interrupts  int                           // interrupt requests sent, for their ids
-	inMu        sync.Mutex                    // serializes writes to stdin (held for the write, never with mu)
+	dirty       bool                   // status.json lags behind last_seq
+	kick        chan struct{}          // the state changed outside the main loop
+	stdin       *os.File               // the agent's stdin pipe, for stream-json kinds
+	perms       map[string]*Permission // requests the agent waits on
+	turnCh      chan string            // ConverseTurns: the message that starts the next turn
+	between     bool                   // ConverseTurns: no turn process runs; a send goes to turnCh
+	next        *string                // ConverseTurns: the prompt of the turn being started
+	interrupted bool                   // the running turn process got SIGINT from agt interrupt
+	alive       bool                   // the agent's process runs (not yet reaped): its group may be signalled
+	overBudget  bool                   // the agent spent more than spec.MaxCost
+	budgetSent  bool                   // budgetC is closed
+	budgetC     chan struct{}          // closed once the agent is over its budget: the main loop stops it
+	hooks       *hooks                 // the on_state hook; nil without one
+	ending      bool                   // end the conversation once the running turn is over (stop --after-turn)
+	endSent     bool                   // ...and that is under way
+	endC        chan struct{}          // ConverseTurns: closed to end it between turns
+	policy      config.Policy          // requests answered without asking
+	queue       []string               // messages sent with --queue, for the turn's end
+	interrupts  int                    // interrupt requests sent, for their ids
+	inMu        sync.Mutex             // serializes writes to stdin (held for the write, never with mu)
 	writeErr    error
 	lost        int64           // events dropped since the last successful write
 	gone        <-chan struct{} // closes when the agent's directory is removed

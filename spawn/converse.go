@@ -382,10 +382,10 @@ func permissionAnswer(p *Permission, allow, always bool, message string) []byte 
 		} else {
 			b = append(b, "{}"...)
 		}
-		if always && len(p.Options) > 0 && json.Valid(p.Options) {
+		if rules := forSession(p.Options); always && rules != nil {
 			// The suggestions, taken: rules that allow the like for the rest of the session.
 			b = append(b, `,"updatedPermissions":`...)
-			b = stream.AppendCompact(b, p.Options)
+			b = append(b, rules...)
 		}
 	} else {
 		if message == "" {
@@ -413,6 +413,26 @@ func (s *supervisor) decideLocked(ev *stream.Event) []byte {
 	ev.Decision, ev.Rule = decision, rule
 	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
 	return permissionAnswer(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
+}
+
+// forSession returns Claude's permission suggestions with every destination made "session":
+// as suggested they may say "localSettings", which writes the rule into the project's
+// .claude/settings.local.json (in the agent's workspace, for good). Nil when there are none.
+func forSession(options json.RawMessage) []byte {
+	var sugg []map[string]any
+	if len(options) == 0 || json.Unmarshal(options, &sugg) != nil || len(sugg) == 0 {
+		return nil
+	}
+	for _, s := range sugg {
+		if _, ok := s["destination"]; ok {
+			s["destination"] = "session"
+		}
+	}
+	b, err := json.Marshal(sugg)
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // askedLocked records a permission request the agent waits on, in memory and as a file of the

@@ -686,8 +686,9 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	spawned = s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
 	// A plain command is running from the start: nothing it says or keeps quiet changes that.
+	// So is the next turn process of a conversation: its turn began with the message.
 	first := stream.Starting
-	if s.machine.Mode == stream.Plain {
+	if s.machine.Mode == stream.Plain || next != nil {
 		first = stream.Running
 	}
 	s.setStateLocked(first, "", now)

@@ -392,9 +392,11 @@ func (d *claudeDecoder) user(dst []Event, l *claudeLine) []Event {
 }
 
 func (d *claudeDecoder) controlRequest(dst []Event, l *claudeLine) []Event {
-	var subtype, tool, input, suggestions gjson.Result
+	var subtype, tool, input, suggestions, toolUseID gjson.Result
 	l.request.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
+		case "tool_use_id":
+			toolUseID = v
 		case "subtype":
 			subtype = v
 		case "tool_name":
@@ -410,6 +412,14 @@ func (d *claudeDecoder) controlRequest(dst []Event, l *claudeLine) []Event {
 		return dst
 	}
 	d.open = true
+	if id := toolUseID.Str; id != "" {
+		// Whoever answers this request logs its decision: a denial of the call that the
+		// result's permission_denials repeats is not a second event.
+		if d.denied == nil || len(d.denied) >= claudeMaxTools {
+			d.denied = make(map[string]bool)
+		}
+		d.denied[id] = true
+	}
 	return append(dst, Event{
 		Type:    TypePermission,
 		ID:      jsonString(l.requestID),

@@ -580,3 +580,25 @@ func TestClaudeResultOKFromSubtype(t *testing.T) {
 		}
 	}
 }
+
+// A request answered through the control protocol is logged by whoever answers it: the denial
+// that the result's permission_denials repeats is no second permission event.
+func TestClaudeAnsweredDenialOnce(t *testing.T) {
+	d := NewClaude()
+	var evs []Event
+	for _, line := range []string{
+		`{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"rm x"},"tool_use_id":"toolu_1"}}`,
+		`{"type":"result","subtype":"success","is_error":false,"result":"ok","permission_denials":[{"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"rm x"}},{"tool_name":"Edit","tool_use_id":"toolu_2","tool_input":{}}],"session_id":"s"}`,
+	} {
+		evs = d.Decode(evs, []byte(line))
+	}
+	var ids []string
+	for _, ev := range evs {
+		if ev.Type == TypePermission {
+			ids = append(ids, ev.ID+"/"+ev.Decision)
+		}
+	}
+	if got := strings.Join(ids, " "); got != "req-1/ toolu_2/deny" {
+		t.Errorf("permission events %q, want the request, and the denial nobody answered", got)
+	}
+}

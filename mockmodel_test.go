@@ -18,6 +18,12 @@ package main
 //	unknownmodel  the API's answer for a model that does not exist (as does a model whose name
 //	              holds no-such-model, whatever the text)
 //	echo          "turn N: you said TEXT", N the number of user messages in the conversation
+//	write         call the shell tool with a command that writes (mkdir agt-write-N && touch
+//	              agt-write-N/x, N as for echo), which an agent asks permission for; once the
+//	              tool result comes back, answer "The tool said: OUTPUT", or "The tool failed:
+//	              OUTPUT" when the result is an error (a denial)
+//	plan          Claude only: call ExitPlanMode with a plan (when the request offers it), then
+//	              answer with text as write does
 //
 // When the text holds several keywords (a client may merge two user messages into one), the
 // last one counts. Errors answer every request that carries their keyword, side requests too
@@ -58,8 +64,11 @@ type mockRequest struct {
 	Users    int      `json:"users"`
 	LastUser string   `json:"last_user,omitempty"`
 	Tools    []string `json:"tools,omitempty"`
-	// ToolResult: a tool result follows the last user message.
-	ToolResult bool `json:"tool_result,omitempty"`
+	// ToolResult: a tool result follows the last user message; ToolError: it is an error
+	// (Anthropic's is_error), ToolOutput its text.
+	ToolResult bool   `json:"tool_result,omitempty"`
+	ToolError  bool   `json:"tool_error,omitempty"`
+	ToolOutput string `json:"tool_output,omitempty"`
 	// Main: the request offers tools, so it is the agent's own loop, not a side request.
 	Main bool `json:"main"`
 	// Status is the HTTP status answered, 0 for a request never answered (hang).
@@ -206,7 +215,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // scenarioRE finds the keyword of a request in its last user text.
-var scenarioRE = regexp.MustCompile(`(?i)\b(toolhang|tool|patch|slow(?:=[0-9]+(?:ms|s|m))?|hang|stall|http401|http429|http500|flaky|unknownmodel|echo)\b`)
+var scenarioRE = regexp.MustCompile(`(?i)\b(toolhang|tool|patch|slow(?:=[0-9]+(?:ms|s|m))?|hang|stall|http401|http429|http500|flaky|unknownmodel|echo|write|plan)\b`)
 
 // scenarioOf returns the scenario of a request, and for slow its duration.
 func scenarioOf(lastUser, model string) (string, time.Duration) {
@@ -228,11 +237,12 @@ func scenarioOf(lastUser, model string) (string, time.Duration) {
 	return kw, 0
 }
 
-// contextPrefixes open the user text that clients add on their own: Claude's system reminders,
-// Codex's environment and instructions, Gemini's session context.
+// contextPrefixes open the user text that clients add on their own: Claude's system reminders
+// and its note of an interrupted turn, Codex's environment and instructions, Gemini's session
+// context.
 var contextPrefixes = []string{"<system-reminder>", "<environment_context>", "<user_instructions>", "<session_context>",
 	"# AGENTS.md instructions", "<permissions instructions>", "<user_shell_command>", "<turn_aborted>", "<command-name>",
-	"<local-command"}
+	"<local-command", "[Request interrupted by user"}
 
 func isContext(s string) bool {
 	s = strings.TrimSpace(s)
@@ -250,10 +260,12 @@ type conv struct {
 	stream     bool
 	users      []string // the user's own texts, one per user message
 	toolResult bool     // a tool result follows the last user text
+	toolError  bool     // it is an error
 	toolOutput string   // its text
 	tools      []string // the names of the tools offered
 	shell      string   // the name of the shell tool among them, if any
 	patch      bool     // apply_patch is among them
+	exitPlan   bool     // ExitPlanMode is among them (Claude)
 	schema     map[string]any
 }
 
@@ -267,11 +279,13 @@ func (c *conv) userText(texts []string) {
 	}
 	if len(own) > 0 {
 		c.users = append(c.users, strings.Join(own, "\n"))
-		c.toolResult, c.toolOutput = false, ""
+		c.toolResult, c.toolError, c.toolOutput = false, false, ""
 	}
 }
 
-func (c *conv) result(output string) { c.toolResult, c.toolOutput = true, output }
+func (c *conv) result(output string, isError bool) {
+	c.toolResult, c.toolError, c.toolOutput = true, isError, output
+}
 
 func (c *conv) last() string {
 	if len(c.users) == 0 {
@@ -283,8 +297,9 @@ func (c *conv) last() string {
 // plan is what the mock answers to one request.
 type plan struct {
 	scenario string
-	kind     string // text, tool, slow, stall, hang, error
+	kind     string // text, tool, exitplan, slow, stall, hang, error
 	text     string // for text and stall
+	command  string // for tool: the shell command
 	status   int    // for error
 	errKind  string // for error: auth, rate, server, model
 	slowFor  time.Duration
@@ -296,10 +311,19 @@ const (
 	toolMarker  = "agt-tool-ok"
 )
 
+// writeCommand is the command of the write scenario in turn n: one that writes, so that an
+// agent asks permission for it.
+func writeCommand(n int) string {
+	return fmt.Sprintf("mkdir agt-write-%d && touch agt-write-%d/x", n, n)
+}
+
+// planText is the plan the plan scenario presents.
+const planText = "Add agt-plan.txt, then say done"
+
 // decide picks the answer to a request.
 func (m *mockModel) decide(api string, c *conv) plan {
 	sc, d := scenarioOf(c.last(), c.model)
-	p := plan{scenario: sc, kind: "text", text: "ok"}
+	p := plan{scenario: sc, kind: "text", text: "ok", command: toolCommand}
 	switch sc {
 	case "http401":
 		p.kind, p.status, p.errKind = "error", 401, "auth"
@@ -345,6 +369,21 @@ func (m *mockModel) decide(api string, c *conv) plan {
 		default:
 			p.text = "mock: no shell tool among " + strings.Join(c.tools, ",")
 		}
+	case "write", "plan":
+		switch {
+		case c.toolResult && c.toolError:
+			p.text = "The tool failed: " + strings.TrimSpace(c.toolOutput)
+		case c.toolResult:
+			p.text = "The tool said: " + strings.TrimSpace(c.toolOutput)
+		case sc == "plan" && c.exitPlan:
+			p.kind = "exitplan"
+		case sc == "plan":
+			p.text = "mock: no ExitPlanMode among " + strings.Join(c.tools, ",")
+		case c.shell != "":
+			p.kind, p.command = "tool", writeCommand(len(c.users))
+		default:
+			p.text = "mock: no shell tool among " + strings.Join(c.tools, ",")
+		}
 	case "patch":
 		switch {
 		case c.toolResult:
@@ -372,9 +411,9 @@ type modelAPI interface {
 
 // answerWriter writes one answer, streamed or whole.
 type answerWriter interface {
-	text(t string) // a chunk of assistant text
-	tool()         // a call of the shell tool with toolCommand
-	end()          // the end of the answer
+	text(t string)   // a chunk of assistant text
+	tool(cmd string) // a call of the shell tool with the command cmd
+	end()            // the end of the answer
 }
 
 // model serves one model request in any API.
@@ -383,6 +422,7 @@ func (m *mockModel) model(w http.ResponseWriter, r *http.Request, body []byte, a
 	p := m.decide(api.name(), c)
 	rec := &mockRequest{Method: r.Method, Path: r.URL.Path, API: api.name(), Model: c.model, Stream: c.stream,
 		Scenario: p.scenario, Users: len(c.users), LastUser: c.last(), Tools: c.tools, ToolResult: c.toolResult,
+		ToolError: c.toolError, ToolOutput: c.toolOutput,
 		Main: len(c.tools) > 0, Status: 200, Answer: p.kind}
 	if p.kind == "error" {
 		rec.Status = p.status
@@ -413,7 +453,9 @@ func (m *mockModel) model(w http.ResponseWriter, r *http.Request, body []byte, a
 	a := api.answer(w, c, rec.Seq)
 	switch p.kind {
 	case "tool":
-		a.tool()
+		a.tool(p.command)
+	case "exitplan":
+		a.(*anthropicAnswer).call("ExitPlanMode", map[string]any{"plan": planText})
 	case "patch":
 		a.(*openaiAnswer).applyPatch()
 	case "stall":
@@ -500,7 +542,8 @@ func (anthropicAPI) name() string { return "anthropic" }
 type anthropicBlock struct {
 	Type    string          `json:"type"`
 	Text    string          `json:"text"`
-	Content json.RawMessage `json:"content"` // of a tool_result: a string or blocks
+	Content json.RawMessage `json:"content"`  // of a tool_result: a string or blocks
+	IsError bool            `json:"is_error"` // of a tool_result
 }
 
 // anthropicText reads content that is a string or a list of blocks as its texts.
@@ -539,6 +582,7 @@ func (anthropicAPI) parse(r *http.Request, body []byte) *conv {
 		if c.shell == "" && (t.Name == "Bash" || t.Name == "bash") {
 			c.shell = t.Name
 		}
+		c.exitPlan = c.exitPlan || t.Name == "ExitPlanMode"
 	}
 	for _, msg := range req.Messages {
 		if msg.Role != "user" {
@@ -555,7 +599,7 @@ func (anthropicAPI) parse(r *http.Request, body []byte) *conv {
 			case "text":
 				texts = append(texts, b.Text)
 			case "tool_result":
-				c.result(strings.Join(anthropicText(b.Content), "\n"))
+				c.result(strings.Join(anthropicText(b.Content), "\n"), b.IsError)
 			}
 		}
 		c.userText(texts)
@@ -620,17 +664,21 @@ func (a *anthropicAnswer) text(t string) {
 		"delta": map[string]any{"type": "text_delta", "text": t}})
 }
 
-func (a *anthropicAnswer) tool() {
+func (a *anthropicAnswer) tool(cmd string) {
+	a.call(a.c.shell, map[string]any{"command": cmd, "description": "Run a command"})
+}
+
+// call calls the tool name with input.
+func (a *anthropicAnswer) call(name string, input map[string]any) {
 	a.stop = "tool_use"
 	id := fmt.Sprintf("toolu_mock_%d", a.seq)
-	input := map[string]any{"command": toolCommand, "description": "Print a marker"}
 	if a.s == nil {
-		a.content = append(a.content, map[string]any{"type": "tool_use", "id": id, "name": a.c.shell, "input": input})
+		a.content = append(a.content, map[string]any{"type": "tool_use", "id": id, "name": name, "input": input})
 		return
 	}
 	in, _ := json.Marshal(input)
 	a.s.event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-		"content_block": map[string]any{"type": "tool_use", "id": id, "name": a.c.shell, "input": map[string]any{}}})
+		"content_block": map[string]any{"type": "tool_use", "id": id, "name": name, "input": map[string]any{}}})
 	a.s.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
 		"delta": map[string]any{"type": "input_json_delta", "partial_json": string(in)}})
 	a.s.event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
@@ -714,7 +762,7 @@ func (openaiAPI) parse(r *http.Request, body []byte) *conv {
 	for _, it := range items {
 		switch {
 		case strings.HasSuffix(it.Type, "_call_output"):
-			c.result(strings.Join(openaiText(it.Output), "\n"))
+			c.result(strings.Join(openaiText(it.Output), "\n"), false)
 		case (it.Type == "message" || it.Type == "") && it.Role == "user":
 			c.userText(openaiText(it.Content))
 		}
@@ -785,13 +833,13 @@ func (a *openaiAnswer) text(t string) {
 		"content_index": 0, "delta": t})
 }
 
-func (a *openaiAnswer) tool() {
-	args, _ := json.Marshal(map[string]any{"cmd": toolCommand})
+func (a *openaiAnswer) tool(cmd string) {
+	args, _ := json.Marshal(map[string]any{"cmd": cmd})
 	switch a.c.shell {
 	case "shell_command":
-		args, _ = json.Marshal(map[string]any{"command": toolCommand})
+		args, _ = json.Marshal(map[string]any{"command": cmd})
 	case "shell":
-		args, _ = json.Marshal(map[string]any{"command": []string{"bash", "-lc", toolCommand}})
+		args, _ = json.Marshal(map[string]any{"command": []string{"bash", "-lc", cmd}})
 	}
 	item := map[string]any{"id": fmt.Sprintf("fc_mock_%d", a.seq), "type": "function_call", "status": "completed",
 		"call_id": fmt.Sprintf("call_mock_%d", a.seq), "name": a.c.shell, "arguments": string(args)}
@@ -877,7 +925,7 @@ func (geminiAPI) parse(r *http.Request, body []byte) *conv {
 		for _, p := range content.Parts {
 			switch {
 			case p.FunctionResponse != nil:
-				c.result(string(p.FunctionResponse.Response))
+				c.result(string(p.FunctionResponse.Response), false)
 			case !p.Thought:
 				texts = append(texts, p.Text)
 			}
@@ -947,9 +995,9 @@ func (a *geminiAnswer) text(t string) {
 	a.s.event("", a.chunk([]any{part}, false))
 }
 
-func (a *geminiAnswer) tool() {
+func (a *geminiAnswer) tool(cmd string) {
 	part := map[string]any{"functionCall": map[string]any{"name": "run_shell_command",
-		"args": map[string]any{"command": toolCommand, "description": "Print a marker"}}}
+		"args": map[string]any{"command": cmd, "description": "Run a command"}}}
 	if a.s == nil {
 		a.parts = append(a.parts, part)
 		return
@@ -1013,6 +1061,16 @@ func TestMockModel(t *testing.T) {
 		{"anthropic tool result", "/v1/messages", anthropic("please tool",
 			`,{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"agt-tool-ok"}]}`), 200,
 			[]string{`"text":"The tool said: agt-tool-ok"`, `"stop_reason":"end_turn"`}},
+		{"anthropic write", "/v1/messages", anthropic("please write", ""), 200,
+			[]string{`"name":"Bash"`, `agt-write-1/x`, `"stop_reason":"tool_use"`}},
+		{"anthropic write denied", "/v1/messages", anthropic("please write",
+			`,{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"use make clean","is_error":true}]}`), 200,
+			[]string{`"text":"The tool failed: use make clean"`, `"stop_reason":"end_turn"`}},
+		{"anthropic plan", "/v1/messages", strings.Replace(anthropic("please plan", ""), `{"name":"Bash"}`, `{"name":"Bash"},{"name":"ExitPlanMode"}`, 1), 200,
+			[]string{`"name":"ExitPlanMode"`, planText, `"stop_reason":"tool_use"`}},
+		{"anthropic echo after an interrupt", "/v1/messages", anthropic("please echo",
+			`,{"role":"assistant","content":[{"type":"text","text":"chunk 1"}]},{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"},{"type":"text","text":"echo again"}]}`), 200,
+			[]string{`"text":"turn 2: you said echo again"`}},
 		{"anthropic 401", "/v1/messages", anthropic("http401", ""), 401, []string{`"type":"authentication_error"`}},
 		{"anthropic slow", "/v1/messages", anthropic("slow=50ms", ""), 200, []string{"chunk 1 of 5", "chunk 5 of 5", "message_stop"}},
 		{"anthropic side", "/v1/messages", `{"model":"h","stream":false,"messages":[{"role":"user","content":"http429 title"}]}`, 429,

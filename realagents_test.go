@@ -426,7 +426,8 @@ env_key = "MOCK_API_KEY"
 // mocklog count N [FILTER...]: exactly N logged requests match every FILTER.
 // mocklog wait [-count=N] [FILTER...]: wait until N (default 1) requests match.
 // A FILTER is PATH=VALUE, PATH!=VALUE or PATH>=NUMBER, PATH a gjson path in a record (api,
-// model, scenario, users, last_user, tool_result, main, status, answer, sent).
+// model, scenario, users, last_user, tool_result, tool_error, tool_output, main, status, answer,
+// sent).
 func cmdMockLog(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "mocklog")
 	m := scriptMock(ts)

@@ -47,6 +47,7 @@ func fakeAgent() {
 		converse   = fs.String("converse", "", "speak Claude's stream-json input and control protocol, scripted by `DIR` (see converse)")
 		then       = fs.String("then", "", "after -hold, print the lines of `FILE` to stdout")
 		stdinTo    = fs.String("stdin-to", "", "copy stdin to `FILE` before anything else")
+		_          = fs.String("note", "", "ignored: an argument a script can find in the argv (a resumed session)")
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
 		child      = fs.Bool("child", false, "internal: be a grandchild")
 		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")

@@ -81,7 +81,7 @@ func stopAll(c *cli.Context, out *output, agents []*state.Agent) error {
 			if c.Bool("after-turn") {
 				st, err = stopAfterTurn(c, a)
 			} else {
-				st, err = spawn.Stop(c.Context, a, grace(c))
+				st, err = stopUntilKilled(c, a)
 			}
 			close(done)
 			results[i] = result{st: st, err: err}
@@ -109,6 +109,35 @@ func stopAll(c *cli.Context, out *output, agents []*state.Agent) error {
 		}
 	}
 	return firstErr
+}
+
+// stopUntilKilled stops a with the grace -t gives. A signal (Ctrl-C) does not abandon the stop,
+// which the supervisor carries on anyway: it says a second one kills now, and a second one
+// does.
+func stopUntilKilled(c *cli.Context, a *state.Agent) (*state.Status, error) {
+	type result struct {
+		st  *state.Status
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		st, err := spawn.Stop(context.WithoutCancel(c.Context), a, grace(c))
+		done <- result{st, err}
+	}()
+	select {
+	case r := <-done:
+		return r.st, r.err
+	case <-c.Context.Done():
+	}
+	fmt.Fprintf(c.App.ErrWriter, "agt: still stopping %s; Ctrl-C again kills it now\n", a.Name)
+	select {
+	case r := <-done:
+		return r.st, r.err
+	case <-Again(c.Context):
+		spawn.Stop(context.WithoutCancel(c.Context), a, 0) // cuts the first stop's grace short
+		r := <-done
+		return r.st, r.err
+	}
 }
 
 // stopAfterTurn asks a conversation to end once its running turn is over, and waits for its end

@@ -20,11 +20,7 @@ import (
 )
 
 // eventTypes are the types of schema v1, which --type takes.
-var eventTypes = []string{
-	stream.TypeSpawned, stream.TypeState, stream.TypeSession, stream.TypeText, stream.TypeToolUse,
-	stream.TypeToolResult, stream.TypePermission, stream.TypeResult, stream.TypeOutput, stream.TypeStderr,
-	stream.TypeError, stream.TypeRestart, stream.TypeExit, stream.TypeUnparsed,
-}
+var eventTypes = stream.Types
 
 func tailCommand() *cli.Command {
 	return &cli.Command{

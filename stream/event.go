@@ -58,6 +58,12 @@ const (
 	TypeUnparsed   = "unparsed"
 )
 
+// Types are the event types of schema v1, in the order DESIGN.md lists them.
+var Types = []string{
+	TypeSpawned, TypeState, TypeSession, TypeText, TypeToolUse, TypeToolResult, TypePermission,
+	TypeResult, TypeOutput, TypeStderr, TypeError, TypeRestart, TypeExit, TypeUnparsed,
+}
+
 // Error sources.
 const (
 	SourceAgent      = "agent"

@@ -24,8 +24,8 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, pl
 	mode, base := c.String("workspace"), c.String("base")
 	if mode == "" {
 		mode = cfg.Mode // agt.toml's [workspace] mode, auto by default
-		if plain && (mode == "" || mode == workspace.Auto) && base == "" {
-			mode = workspace.None
+		if plain && !cfg.ModeSet && base == "" {
+			mode = workspace.None // a plain command runs where it is typed, unless asked
 		}
 	}
 	// $AGT_BASE is a default for when a workspace is made: not with none, nor in a directory

@@ -57,6 +57,7 @@ type Restart struct {
 // Workspace holds the [workspace] table.
 type Workspace struct {
 	Mode         string     // auto, jj, git, none
+	ModeSet      bool       // a file set the mode: plain commands get workspaces as it says
 	Root         string     // where workspaces go; default a sibling <repo>-agt/
 	BranchPrefix string     // git branch prefix, default agt/
 	Setup        [][]string // commands run in a new workspace before the agent starts
@@ -369,7 +370,7 @@ func (c *Config) merge(path string) error {
 			if !slices.Contains([]string{"auto", "jj", "git", "none"}, w.Mode) {
 				return fmt.Errorf("%s: workspace.mode %q: want auto, jj, git or none", path, w.Mode)
 			}
-			c.Workspace.Mode = w.Mode
+			c.Workspace.Mode, c.Workspace.ModeSet = w.Mode, true
 		}
 		if w.Root != "" {
 			c.Workspace.Root = w.Root

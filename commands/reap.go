@@ -2,6 +2,7 @@ package commands
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -150,12 +151,16 @@ func runReap(c *cli.Context) error {
 	return nil
 }
 
-// parseAge reads a duration that may also count days: 7d, 36h, 90m.
+// parseAge reads a duration that may also count days: 7d, 36h, 90m. More days than a duration
+// holds (about 292 years) are the longest duration, not an overflow into the past or future.
 func parseAge(s string) (time.Duration, error) {
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		n, err := strconv.Atoi(days)
 		if err != nil || n <= 0 {
 			return 0, fmt.Errorf("bad days %q", s)
+		}
+		if n > int(math.MaxInt64/int64(24*time.Hour)) {
+			return time.Duration(math.MaxInt64), nil
 		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}

@@ -29,6 +29,9 @@ func readSmall(path string, b []byte) ([]byte, error) {
 	defer unix.Close(fd)
 	b = b[:0]
 	for {
+		if len(b) >= maxSmall {
+			return nil, &os.PathError{Op: "read", Path: path, Err: errTooLarge}
+		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
 		}
@@ -52,9 +55,16 @@ func readSmall(path string, b []byte) ([]byte, error) {
 	}
 }
 
+// maxSmall bounds what readSmall reads: a status.json is a few hundred bytes, and an endless
+// file must not grow agt ps without bound.
+const maxSmall = 1 << 20
+
+var errTooLarge = errors.New("larger than 1 MiB")
+
 func openRetry(path string) (int, error) {
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		// Never through a link (status.json → /dev/zero), never waiting on a FIFO.
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 		if err != unix.EINTR {
 			return fd, err
 		}

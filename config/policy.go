@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -18,17 +19,19 @@ import (
 type Policy struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
+	// Dir is where relative paths of file rules start ("Read(./.env)"): the agent's directory.
+	Dir string `json:"-"`
 }
 
 // Decide returns "allow" or "deny" and the rule that decided, or "" when no rule matches.
 func (p Policy) Decide(tool string, input []byte) (decision, rule string) {
 	for _, r := range p.Deny {
-		if ruleMatches(r, tool, input, true) {
+		if p.ruleMatches(r, tool, input, true) {
 			return "deny", r
 		}
 	}
 	for _, r := range p.Allow {
-		if ruleMatches(r, tool, input, false) {
+		if p.ruleMatches(r, tool, input, false) {
 			return "allow", r
 		}
 	}
@@ -61,7 +64,7 @@ func ParseRule(rule string) (tool, spec string, err error) {
 
 // ruleMatches reports whether rule covers the request. A deny rule covers a compound Bash
 // command when it covers any of its parts; an allow rule only when it names it exactly.
-func ruleMatches(rule, tool string, input []byte, deny bool) bool {
+func (p Policy) ruleMatches(rule, tool string, input []byte, deny bool) bool {
 	rt, spec, err := ParseRule(rule)
 	if err != nil || rt != tool {
 		return false
@@ -73,6 +76,17 @@ func ruleMatches(rule, tool string, input []byte, deny bool) bool {
 	if !ok {
 		return false // a specifier needs something to match
 	}
+	if fileTool(tool) {
+		// Paths as the file system sees them: "src/../../.bashrc" is not under src, and
+		// "//.env" is ".env". A rule's relative path starts at the agent's directory.
+		if !filepath.IsAbs(spec) && p.Dir != "" {
+			spec = filepath.Join(p.Dir, spec)
+		}
+		if !filepath.IsAbs(subject) && p.Dir != "" {
+			subject = filepath.Join(p.Dir, subject)
+		}
+		subject = filepath.Clean(subject)
+	}
 	if spec == subject {
 		return true
 	}
@@ -81,6 +95,8 @@ func ruleMatches(rule, tool string, input []byte, deny bool) bool {
 			// "Bash(git status:*)" must not allow "git status; rm -rf ~".
 			return false
 		}
+		// Every command the line runs, from wherever it starts: "(rm -rf ~)", "{ rm x; }",
+		// "echo $(rm x)" all run rm.
 		for _, part := range strings.FieldsFunc(subject, func(r rune) bool { return strings.ContainsRune(shellOperators, r) }) {
 			if specMatches(spec, strings.TrimSpace(part)) {
 				return true
@@ -98,8 +114,17 @@ func specMatches(spec, subject string) bool {
 	return globMatch(spec, subject)
 }
 
-// shellOperators join, redirect or substitute commands.
-const shellOperators = ";&|<>$`\n"
+// shellOperators join, group, negate, redirect or substitute commands.
+const shellOperators = ";&|<>$`\n(){}!"
+
+// fileTool reports whether a tool's rule specifier is a path.
+func fileTool(tool string) bool {
+	switch tool {
+	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit":
+		return true
+	}
+	return false
+}
 
 // ruleSubject is the input a rule's specifier is matched against.
 func ruleSubject(tool string, input []byte) (string, bool) {

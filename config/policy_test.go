@@ -41,3 +41,31 @@ func TestParseRule(t *testing.T) {
 		t.Errorf("ParseRule: %q %q %v", tool, spec, err)
 	}
 }
+
+// What a review found: file paths are matched as the file system sees them, relative rules
+// start at the agent's directory, and a denied command is found inside any wrapping.
+func TestPolicyPathsAndWrappings(t *testing.T) {
+	p := Policy{
+		Allow: []string{"Edit(/work/repo/src/*)", "Read", "Bash"},
+		Deny:  []string{"Read(./.env)", "Bash(rm:*)"},
+		Dir:   "/work/repo",
+	}
+	tests := []struct{ tool, input, want string }{
+		{"Edit", `{"file_path":"/work/repo/src/../../../home/u/.bashrc"}`, ""},
+		{"Edit", `{"file_path":"/work/repo/src/a.go"}`, "allow"},
+		{"Read", `{"file_path":"/work/repo//.env"}`, "deny"},
+		{"Read", `{"file_path":"/work/repo/./.env"}`, "deny"},
+		{"Read", `{"file_path":".env"}`, "deny"},
+		{"Read", `{"file_path":"/work/repo/README"}`, "allow"},
+		{"Bash", `{"command":"echo $(rm -rf ~)"}`, "deny"},
+		{"Bash", `{"command":"(rm -rf ~)"}`, "deny"},
+		{"Bash", `{"command":"{ rm -rf ~; }"}`, "deny"},
+		{"Bash", `{"command":"! rm x"}`, "deny"},
+		{"Bash", `{"command":"ls"}`, "allow"},
+	}
+	for _, tt := range tests {
+		if got, rule := p.Decide(tt.tool, []byte(tt.input)); got != tt.want {
+			t.Errorf("%s %s: %q by %q, want %q", tt.tool, tt.input, got, rule, tt.want)
+		}
+	}
+}

@@ -157,11 +157,13 @@ func (s *supervisor) serve(raw syscall.RawConn) {
 			return
 		}
 		if aerr != nil {
-			if aerr == unix.EINTR || aerr == unix.ECONNABORTED || aerr == unix.EMFILE || aerr == unix.ENFILE {
-				time.Sleep(10 * time.Millisecond) // out of descriptors: do not spin
-				continue
+			// Whatever it was (out of descriptors or memory, an aborted connection), the
+			// channel stays: it is the only way send and approve reach the agent.
+			if aerr != unix.EINTR && aerr != unix.ECONNABORTED {
+				fmt.Fprintf(os.Stderr, "agt supervise: control channel: accept: %v\n", aerr)
+				time.Sleep(100 * time.Millisecond) // do not spin
 			}
-			return
+			continue
 		}
 		go s.serveOne(nfd)
 	}

@@ -119,6 +119,9 @@ func (s *supervisor) send(req Request) Reply {
 	now := time.Now()
 	s.mu.Lock()
 	w, why := s.conversingLocked()
+	if why == "" && s.ending {
+		why = fmt.Sprintf("%s is ending after its turn (agt stop --after-turn): it takes no more messages", s.spec.Name)
+	}
 	if why != "" {
 		s.mu.Unlock()
 		return Reply{Error: why}
@@ -172,7 +175,7 @@ func (s *supervisor) beginLocked(now time.Time) {
 // sendQueuedLocked starts the next queued message's turn when the agent waits for input on its
 // stdin. (A conversation of turn processes takes it when the process has exited: nextTurn.)
 func (s *supervisor) sendQueuedLocked(now time.Time) {
-	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.stdin == nil || s.spec.ConverseTurns {
+	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.stdin == nil || s.spec.ConverseTurns || s.ending {
 		return
 	}
 	msg, w := s.queue[0], s.stdin
@@ -207,6 +210,12 @@ func (s *supervisor) nextTurn(sigs signals, exit *stream.Exit) (*generation, err
 	s.mu.Unlock()
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()
+	var goneCheck <-chan time.Time // without inotify, as in run
+	if s.gone == nil {
+		t := time.NewTicker(goneCheckEvery)
+		defer t.Stop()
+		goneCheck = t.C
+	}
 	for msg == nil {
 		s.mu.Lock()
 		when := s.machine.Due(s.snap)
@@ -217,9 +226,14 @@ func (s *supervisor) nextTurn(sigs signals, exit *stream.Exit) (*generation, err
 		}
 		select {
 		case <-sigs.term:
+			s.a.SetWant("down") // a plain SIGTERM is a stop too, as in run
 			return nil, errStopped
 		case <-s.gone:
 			return nil, errStopped
+		case <-goneCheck:
+			if s.lock.Check() != nil {
+				return nil, errStopped // the run directory was removed
+			}
 		case <-sigs.chld:
 			s.reap() // an orphan of the last turn
 		case m := <-s.turnCh:
@@ -257,11 +271,18 @@ func (s *supervisor) wasInterrupted() bool {
 }
 
 // writeIn writes one line to the agent's stdin; writers take turns, so lines never interleave.
+// A write that cannot start within ctlTimeout fails and leaves nothing behind; one that started
+// finishes without a deadline (the agent reads, if slowly): half a line would glue itself to
+// every message after it.
 func (s *supervisor) writeIn(w *os.File, line []byte) error {
 	s.inMu.Lock()
 	defer s.inMu.Unlock()
 	w.SetWriteDeadline(time.Now().Add(ctlTimeout))
-	_, err := w.Write(line)
+	n, err := w.Write(line)
+	if err != nil && n > 0 && n < len(line) {
+		w.SetWriteDeadline(time.Time{})
+		_, err = w.Write(line[n:])
+	}
 	return err
 }
 
@@ -340,8 +361,9 @@ func (s *supervisor) interrupt() Reply {
 		// notice (opencode ignores SIGINT without a terminal).
 		leader := s.leader
 		s.interrupted = true
-		s.mu.Unlock()
+		// Under mu: alive, so not reaped yet, so its group is still its own.
 		unix.Kill(-leader.PID, unix.SIGINT)
+		s.mu.Unlock()
 		time.AfterFunc(interruptGrace, func() {
 			s.mu.Lock()
 			defer s.mu.Unlock()

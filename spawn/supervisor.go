@@ -418,7 +418,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		root: d.Root, a: a, spec: spec, log: log, seq: last,
 		dec:     stream.ForFormat(spec.Format),
 		machine: machineFor(spec),
-		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny},
+		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny, Dir: spec.Cwd},
 		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root),
 		kick:    make(chan struct{}, 1),
 		turnCh:  make(chan string, 1),
@@ -655,20 +655,24 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], err)
 	}
 	if stdinW != nil {
+		s.mu.Lock() // control handlers read it
 		if s.stdin != nil {
 			s.stdin.Close() // the last run's
 		}
 		s.stdin = stdinW
+		s.mu.Unlock()
 		if prompt != nil {
 			// The prompt: the first turn.
 			go s.writeIn(stdinW, userMessage(*prompt))
 		}
 	}
+	leader := pids.Identity{PID: pid}
 	if id, err := pids.Of(pid); err == nil {
-		s.leader = id
-	} else {
-		s.leader = pids.Identity{PID: pid}
+		leader = id
 	}
+	s.mu.Lock() // interrupt reads it
+	s.leader = leader
+	s.mu.Unlock()
 	if err := s.a.WritePID(state.AgentPIDFile, s.leader.String()); err != nil {
 		s.emitError(err.Error(), false)
 	}
@@ -1158,11 +1162,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 			s.budgetC = nil // once
 			stop("budget")
 		case <-sigs.chld:
-			if exit = s.reap(); exit != nil {
-				s.mu.Lock()
-				s.alive = false // its pid may be anyone's from now on
-				s.mu.Unlock()
-			}
+			exit = s.reap()
 		case <-graceEnd:
 			s.tree().Signal(syscall.SIGKILL)
 		case <-goneCheck:
@@ -1233,8 +1233,16 @@ func (s *supervisor) reap() *stream.Exit {
 		if err != nil || pid <= 0 {
 			return exit
 		}
-		if pid != s.leader.PID {
-			s.hooks.reaped(pid, ws)
+		if s.hooks.reaped(pid, ws) {
+			continue
+		}
+		s.mu.Lock()
+		leader := s.alive && pid == s.leader.PID
+		if leader {
+			s.alive = false // reaped: its pid may be anyone's from now on
+		}
+		s.mu.Unlock()
+		if !leader {
 			continue
 		}
 		e := stream.Exit{Code: ws.ExitStatus()}
@@ -1273,6 +1281,7 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 	defer tick.Stop()
 	for {
 		s.reap()
+		t.SparePIDs = s.hooks.pids() // a hook started since is no member either
 		members, err := t.Members()
 		if err == nil && len(members) == 0 {
 			return stopAsked

@@ -395,3 +395,12 @@ func roundUSD(f float64) *float64 {
 	r := stream.RoundUSD(f)
 	return &r
 }
+
+// oneLine puts s on one line, cut to n runes: for columns that hold an agent's words.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

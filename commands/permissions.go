@@ -2,7 +2,6 @@ package commands
 
 import (
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -61,13 +60,4 @@ func runPermissions(c *cli.Context) error {
 		}
 	}
 	return nil
-}
-
-// oneLine cuts s to n runes on one line.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -325,14 +325,11 @@ func (r *psRow) why(now time.Time) string {
 		if s != "" {
 			s += ": "
 		}
-		s += strings.Join(strings.Fields(r.Error), " ") // one line, whatever the agent wrote
+		s += r.Error
 	case r.State == stream.Running && s == "" && !r.Activity.IsZero() && now.Sub(r.Activity) >= idleShown:
 		s = "idle " + since(r.Activity, now)
 	}
-	if rs := []rune(s); len(rs) > reasonWidth {
-		s = string(rs[:reasonWidth-1]) + "…"
-	}
-	return s
+	return oneLine(s, reasonWidth) // whatever the agent wrote
 }
 
 func dash(s string) string {

@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -484,7 +482,7 @@ func (s *supervisor) askedLocked(ev *stream.Event) {
 }
 
 // Permissions returns the requests a's inbox holds, in no order. A file that is not a regular
-// one of at most 1 MiB (a link, a FIFO) is skipped, never followed or waited on.
+// one of at most 1 MiB (a link, a FIFO) is skipped, never followed or waited on (state.ReadSmall).
 func Permissions(a *state.Agent) []Permission {
 	dir := a.Path(state.PermissionsDir)
 	entries, err := os.ReadDir(dir)
@@ -496,33 +494,13 @@ func Permissions(a *state.Agent) []Permission {
 		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		b, err := readSmallRegular(filepath.Join(dir, e.Name()))
+		b, err := state.ReadSmall(filepath.Join(dir, e.Name()))
 		var p Permission
 		if err == nil && json.Unmarshal(b, &p) == nil && p.ID != "" {
 			out = append(out, p)
 		}
 	}
 	return out
-}
-
-// readSmallRegular reads a regular file of at most 1 MiB without following a symlink or
-// blocking on a FIFO.
-func readSmallRegular(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() || fi.Size() > 1<<20 {
-		return nil, os.ErrInvalid
-	}
-	b := make([]byte, fi.Size())
-	_, err = io.ReadFull(f, b)
-	return b, err
 }
 
 // permissionFile is the inbox file of a request id: ids are the agent's, so only safe ones

@@ -87,9 +87,13 @@ func (s *supervisor) agentEnv(vals map[string]string) []string {
 
 // agentGetenv looks a variable up in the environment the agent starts with (agt's own variables
 // aside): where the agent finds its configuration.
+// The environment is built at the first look: on the path of every spawn, most kinds never look.
 func (s *supervisor) agentGetenv() func(string) string {
-	env := append(baseEnviron(s.spec.Environ, os.Environ(), os.LookupEnv), s.spec.Env...)
+	var env []string
 	return func(name string) string {
+		if env == nil {
+			env = append(baseEnviron(s.spec.Environ, os.Environ(), os.LookupEnv), s.spec.Env...)
+		}
 		for i := len(env) - 1; i >= 0; i-- { // the last one wins, as in the agent
 			if k, v, _ := strings.Cut(env[i], "="); k == name {
 				return v

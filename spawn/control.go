@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 	"time"
 
@@ -63,18 +64,7 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 		return st, nil
 	}
 	if !a.Supervised() {
-		if _, err := Reap(a); err != nil {
-			return nil, err
-		}
-		// Nil from Reap: a concurrent reap, or a supervisor just starting, holds the lock.
-		if err := a.WaitFree(ctx); err != nil {
-			return nil, err
-		}
-		st := Observe(a)
-		if stream.IsFinal(st.State) {
-			return st, nil
-		}
-		return nil, fmt.Errorf("%s is still %s after its supervisor let go; run 'agt stop %s' again", a.Name, st.State, a.Name)
+		return settle(ctx, a)
 	}
 	sup, err := readIdentity(a, state.SupervisorPIDFile)
 	if err != nil {
@@ -110,7 +100,33 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 			return nil, fmt.Errorf("supervisor of %s still runs 10s after it was told to SIGKILL; see %s", a.Name, a.Path(state.SupervisorLog))
 		}
 	}
-	return Observe(a), nil
+	return settle(ctx, a)
+}
+
+// settle returns a's final status once no supervisor holds its lock. A supervisor that died
+// before it wrote the end (kill -9 or the OOM killer during the stop) leaves the tree to this
+// stop, which kills it and records the end itself (R9, R13): "stop exited 0" always means
+// nothing of the agent runs.
+func settle(ctx context.Context, a *state.Agent) (*state.Status, error) {
+	if st := Observe(a); stream.IsFinal(st.State) {
+		return st, nil
+	}
+	if _, err := Reap(a); err != nil {
+		return nil, err
+	}
+	// Nil from Reap: a concurrent reap, or a supervisor just starting, holds the lock.
+	if err := a.WaitFree(ctx); err != nil {
+		return nil, err
+	}
+	st := Observe(a)
+	if stream.IsFinal(st.State) {
+		return st, nil
+	}
+	if _, err := os.Lstat(a.Dir); errors.Is(err, fs.ErrNotExist) {
+		// A spawn racing this stop saw want = down and gave up: nothing ran.
+		return &state.Status{Name: a.Name, State: stream.Stopped, Reason: "stopped while being spawned"}, nil
+	}
+	return nil, fmt.Errorf("%s is still %s after its supervisor let go; run 'agt stop %s' again", a.Name, st.State, a.Name)
 }
 
 // Reaped says what Reap did.

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,10 +132,33 @@ func start(a *state.Agent, sup *pending, opts Options) ([]byte, error) {
 	if err := a.WriteSpec(&spec); err != nil {
 		return nil, err
 	}
-	if err := a.SetWant("up"); err != nil {
+	if err := claimUp(a); err != nil {
 		return nil, err
 	}
 	return sup.release()
+}
+
+// claimUp writes want = up for a new record, unless a stop came first. A stop that races the
+// spawn finds a record without a supervisor, writes want = down and finishes the record as
+// stopped: its word stands, and the spawn fails rather than start what the stop reported
+// stopped (R6). A stop that comes after this is seen by the supervisor, which checks want
+// once it holds the lock.
+func claimUp(a *state.Agent) error {
+	f, err := os.OpenFile(a.Path(state.WantFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("agent %q was stopped while it was being spawned; spawn it again if it should run", a.Name)
+	}
+	if err != nil {
+		return fmt.Errorf("set want of %s: %w", a.Name, err)
+	}
+	_, err = f.WriteString("up\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("set want of %s: %w", a.Name, err)
+	}
+	return nil
 }
 
 // pending is a supervisor started ahead of its record, so that its start-up (a whole agt

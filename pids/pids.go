@@ -301,9 +301,12 @@ type Tree struct {
 	Group     int
 	Root      int
 	Env       string
-	GroupOnly bool   // for tests: skip the descendant and Env sweeps
-	Spare     string // processes of this command name, and all below them, are never members
+	GroupOnly bool  // for tests: skip the descendant and Env sweeps
 	SparePIDs []int  // these processes, and all below them, are never members (the supervisor's hooks)
+	// Nested, when set, tells another agent's supervisor, started from inside this agent and
+	// adopted by its subreaper: it and all below it are never members. It is asked only of
+	// processes outside Group, so nothing in the agent's own group is ever spared.
+	Nested func(Proc) bool
 }
 
 // Members returns the identities of the tree's live processes, by PID.
@@ -319,10 +322,10 @@ func (t Tree) Members() ([]Identity, error) {
 	// Another agent's supervisor (spawned from inside this agent, then adopted by our
 	// subreaper) is not ours, nor is anything below it.
 	spared := make(map[int]bool)
-	if t.Spare != "" || len(t.SparePIDs) > 0 {
+	if t.Nested != nil || len(t.SparePIDs) > 0 {
 		queue := slices.Clone(t.SparePIDs)
 		for _, p := range procs {
-			if p.Comm == t.Spare && p.PID != t.Root {
+			if t.Nested != nil && p.PID != t.Root && p.PGID != t.Group && !p.zombie() && t.Nested(p) {
 				queue = append(queue, p.PID)
 			}
 		}

@@ -164,7 +164,7 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		// After a reboot nothing recorded names our processes any more: signal nothing (R1).
 		r.Reason = "reboot"
 	} else if leader.PID > 0 || st.Instance != "" {
-		t := pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Spare: processName}
+		t := pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Nested: nestedSupervisor}
 		r.Killed = killTree(t)
 	}
 

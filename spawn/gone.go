@@ -1,8 +1,13 @@
 package spawn
 
 import (
+	"agt/pids"
+	"agt/state"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -40,9 +45,46 @@ func watchGone(dir string, stillThere func() bool) <-chan struct{} {
 	return gone
 }
 
-// processName is what supervisors call themselves, and how a sweep tells another agent's
-// supervisor from the agent's own processes.
+// processName is what supervisors call themselves, in top and ps -o comm.
 const processName = "agt-supervise"
+
+// nestedSupervisor tells the supervisor of another agent, spawned from inside the one being
+// swept, from the agent's own processes: a sweep spares it and what it runs (spawn_nested).
+// Its name proves nothing (anything can call itself agt-supervise), and neither does its
+// environment: it must run this very agt binary as `agt … supervise … NAME`, and be the
+// process that the record NAME names in its supervisor.pid.
+func nestedSupervisor(p pids.Proc) bool {
+	if p.Comm != processName {
+		return false
+	}
+	proc := "/proc/" + strconv.Itoa(p.PID)
+	exe, err := os.Stat(proc + "/exe")
+	if err != nil {
+		return false
+	}
+	self, err := os.Stat("/proc/self/exe")
+	if err != nil || !os.SameFile(exe, self) {
+		return false
+	}
+	b, err := state.ReadSmall(proc + "/cmdline")
+	if err != nil {
+		return false
+	}
+	argv := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+	if len(argv) < 4 || argv[1] != "--run-dir" || !slices.Contains(argv, "supervise") {
+		return false
+	}
+	root, name := argv[2], argv[len(argv)-1]
+	if state.ValidateName(name) != nil {
+		return false
+	}
+	line, err := state.ReadSmall((&state.Dir{Root: root}).AgentFile(name, state.SupervisorPIDFile))
+	if err != nil {
+		return false
+	}
+	id, err := pids.Parse(string(line))
+	return err == nil && id == p.Identity
+}
 
 // setProcessName sets the name that top and ps -o comm show (at most 15 bytes): that of the
 // main thread, which /proc/self/comm names.

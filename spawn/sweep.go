@@ -21,7 +21,7 @@ func (s *supervisor) tree() pids.Tree {
 		Root:      os.Getpid(),
 		Env:       "AGT_INSTANCE=" + s.instance,
 		GroupOnly: TestOnlyGroupKillOnly,
-		Spare:     processName,
+		Nested:    nestedSupervisor,
 		SparePIDs: s.hooks.pids(),
 	}
 }

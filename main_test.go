@@ -40,6 +40,13 @@ func TestMain(m *testing.M) {
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
 				spawn.TestOnlyRanFor = d
 			}
+			if f := os.Getenv("AGT_TEST_UNKILLABLE"); f != "" {
+				// The processes whose pids this file holds cannot be SIGKILLed.
+				spawn.TestOnlyUnkillable = func(pid int) bool {
+					b, _ := os.ReadFile(f)
+					return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
+				}
+			}
 			if full := os.Getenv("AGT_TEST_DISK_FULL"); full != "" {
 				// The disk is full while this file exists.
 				spawn.TestOnlyDiskFull = func() bool { _, err := os.Stat(full); return err == nil }

@@ -302,7 +302,7 @@ type Tree struct {
 	Root      int
 	Env       string
 	GroupOnly bool  // for tests: skip the descendant and Env sweeps
-	SparePIDs []int  // these processes, and all below them, are never members (the supervisor's hooks)
+	SparePIDs []int // these processes, and all below them, are never members (the supervisor's hooks)
 	// Nested, when set, tells another agent's supervisor, started from inside this agent and
 	// adopted by its subreaper: it and all below it are never members. It is asked only of
 	// processes outside Group, so nothing in the agent's own group is ever spared.

@@ -109,7 +109,7 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 // nothing of the agent runs.
 func settle(ctx context.Context, a *state.Agent) (*state.Status, error) {
 	if st := Observe(a); stream.IsFinal(st.State) {
-		return st, nil
+		return st, survived(st)
 	}
 	if _, err := Reap(a); err != nil {
 		return nil, err
@@ -120,13 +120,21 @@ func settle(ctx context.Context, a *state.Agent) (*state.Status, error) {
 	}
 	st := Observe(a)
 	if stream.IsFinal(st.State) {
-		return st, nil
+		return st, survived(st)
 	}
 	if _, err := os.Lstat(a.Dir); errors.Is(err, fs.ErrNotExist) {
 		// A spawn racing this stop saw want = down and gave up: nothing ran.
 		return &state.Status{Name: a.Name, State: stream.Stopped, Reason: "stopped while being spawned"}, nil
 	}
 	return nil, fmt.Errorf("%s is still %s after its supervisor let go; run 'agt stop %s' again", a.Name, st.State, a.Name)
+}
+
+// survived is the error of a stop that could not kill the whole tree: it is no success (R13).
+func survived(st *state.Status) error {
+	if st.State != stream.Failed || st.Reason != ReasonSurvivors {
+		return nil
+	}
+	return fmt.Errorf("%s (stuck in the kernel, or another user's?): the agent is marked failed; kill them, then check with 'agt ps %s'", st.Error, st.Name)
 }
 
 // Reaped says what Reap did.

@@ -34,6 +34,13 @@ var TestOnlyRanFor time.Duration
 // full disk with it.
 var TestOnlyDiskFull func() bool
 
+// TestOnlyUnkillable, when set, names processes that a sweep's SIGKILL cannot reach, as a
+// process of another user or one stuck in the kernel: tests inject survivors with it.
+var TestOnlyUnkillable func(pid int) bool
+
+// ReasonSurvivors is the reason of an agent failed because part of its tree outlived SIGKILL.
+const ReasonSurvivors = "survivors"
+
 // goneCheckEvery is how often a supervisor without inotify checks that its directory exists.
 const goneCheckEvery = 5 * time.Second
 
@@ -82,6 +89,7 @@ type supervisor struct {
 	writeErr    error
 	lost        int64           // events dropped since the last successful write
 	gone        <-chan struct{} // closes when the agent's directory is removed
+	survivors   []pids.Identity // the main loop's: processes of the tree that outlived SIGKILL
 	lock        *state.Lock
 }
 
@@ -209,6 +217,14 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	failures := 0
 	for {
 		exit, failure, stopping := s.run(sigs, g)
+		if len(s.survivors) > 0 {
+			// Not stopped, and never restarted beside what is left of the last run (R13).
+			s.mu.Lock()
+			s.status.Error = survivedSIGKILL(s.survivors)
+			s.mu.Unlock()
+			s.finish(stream.Failed, ReasonSurvivors, exit)
+			return nil
+		}
 		if s.isOverBudget() {
 			s.finish(stream.Failed, stream.ClassBudget, exit) // spent: never restarted
 			return nil

@@ -3,6 +3,9 @@ package spawn
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -97,7 +100,8 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		case <-sigs.chld:
 			exit = s.reap()
 		case <-graceEnd:
-			s.tree().Signal(syscall.SIGKILL)
+			members, _ := s.tree().Members()
+			kill(members)
 		case <-goneCheck:
 			if s.lock.Check() != nil && !stopping {
 				removed()
@@ -220,15 +224,15 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 			return stopAsked
 		}
 		if !killed && !time.Now().Before(deadline) {
-			if err == nil {
-				pids.SignalAll(members, syscall.SIGKILL) // those just seen: no second scan
-			} else {
-				t.Signal(syscall.SIGKILL)
+			if err != nil {
+				members, _ = t.Members()
 			}
+			kill(members) // those just seen: no second scan
 			killed = true
 		}
-		if killed && time.Now().After(deadline.Add(5*time.Second)) {
-			s.emitError(fmt.Sprintf("%d processes survived SIGKILL", len(members)), false)
+		if killed && time.Now().After(deadline.Add(survivorWait)) {
+			s.survivors = members
+			s.emitError(survivedSIGKILL(members), false)
 			return stopAsked
 		}
 		select {
@@ -262,4 +266,33 @@ func (s *supervisor) drain(g *generation) {
 		g.errR.Close()
 		<-g.readers
 	}
+}
+
+// survivorWait is how long processes get to die after SIGKILL before the sweep gives up on them.
+const survivorWait = 5 * time.Second
+
+// kill sends SIGKILL to members.
+func kill(members []pids.Identity) {
+	if TestOnlyUnkillable != nil {
+		members = slices.DeleteFunc(slices.Clone(members), func(id pids.Identity) bool { return TestOnlyUnkillable(id.PID) })
+	}
+	pids.SignalAll(members, syscall.SIGKILL)
+}
+
+// survivedSIGKILL says which processes outlived SIGKILL: up to ten, by pid.
+func survivedSIGKILL(ids []pids.Identity) string {
+	var b strings.Builder
+	if len(ids) == 1 {
+		b.WriteString("1 process survived SIGKILL: pid")
+	} else {
+		fmt.Fprintf(&b, "%d processes survived SIGKILL: pids", len(ids))
+	}
+	for i, id := range ids {
+		if i == 10 {
+			b.WriteString(" …")
+			break
+		}
+		b.WriteString(" " + strconv.Itoa(id.PID))
+	}
+	return b.String()
 }

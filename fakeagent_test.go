@@ -39,6 +39,8 @@ func fakeAgent() {
 		holdStdout = fs.Bool("hold-stdout", false, "grandchildren keep stdout open")
 		pidsFile   = fs.String("pids", "", "write the grandchildren's pids to `FILE`")
 		flood      = fs.Int("flood", 0, "print `MB` megabytes of short lines")
+		floodFor   = fs.Duration("flood-for", 0, "print short lines for this long, timing each write")
+		maxWrite   = fs.String("max-write", "", "after -flood-for, write the longest write's time in ms to `FILE`")
 		garbage    = fs.Bool("garbage", false, "print a NUL byte, invalid UTF-8 and a broken JSON line")
 		fds        = fs.String("fds", "", "write the open descriptors to `FILE`")
 		env        = fs.String("env", "", "print the value of this environment variable")
@@ -99,6 +101,20 @@ func fakeAgent() {
 			out.Write(line)
 		}
 		out.Flush()
+	}
+	if *floodFor > 0 {
+		// Unbuffered writes of whole lines: how long the agent is blocked on one write is how
+		// long its supervisor left the pipe unread.
+		chunk := []byte(strings.Repeat(strings.Repeat("flood ", 16)+"\n", 40))
+		var longest time.Duration
+		for end := time.Now().Add(*floodFor); time.Now().Before(end); {
+			t := time.Now()
+			os.Stdout.Write(chunk)
+			longest = max(longest, time.Since(t))
+		}
+		if *maxWrite != "" {
+			writeAtomic(*maxWrite, strconv.FormatInt(longest.Milliseconds(), 10)+"\n")
+		}
 	}
 	if *garbage {
 		out.WriteString("nul\x00byte\n")

@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 					return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
 				}
 			}
+			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_SLOW_STATUS")); err == nil {
+				spawn.TestOnlySlowStatus = func() { time.Sleep(d) } // a slow fsync
+			}
 			if full := os.Getenv("AGT_TEST_DISK_FULL"); full != "" {
 				// The disk is full while this file exists.
 				spawn.TestOnlyDiskFull = func() bool { _, err := os.Stat(full); return err == nil }

@@ -301,8 +301,11 @@ type Tree struct {
 	Group     int
 	Root      int
 	Env       string
-	GroupOnly bool  // for tests: skip the descendant and Env sweeps
-	SparePIDs []int // these processes, and all below them, are never members (the supervisor's hooks)
+	GroupOnly bool // for tests: skip the descendant and Env sweeps
+	// Spared, when set, lists processes that, with all below them, are never members (the
+	// supervisor's hooks). It is called after /proc is read: a process started before the
+	// read and registered with the start is always known to it.
+	Spared func() []int
 	// Nested, when set, tells another agent's supervisor, started from inside this agent and
 	// adopted by its subreaper: it and all below it are never members. It is asked only of
 	// processes outside Group, so nothing in the agent's own group is ever spared.
@@ -322,8 +325,11 @@ func (t Tree) Members() ([]Identity, error) {
 	// Another agent's supervisor (spawned from inside this agent, then adopted by our
 	// subreaper) is not ours, nor is anything below it.
 	spared := make(map[int]bool)
-	if t.Nested != nil || len(t.SparePIDs) > 0 {
-		queue := slices.Clone(t.SparePIDs)
+	if t.Nested != nil || t.Spared != nil {
+		var queue []int
+		if t.Spared != nil {
+			queue = t.Spared()
+		}
 		for _, p := range procs {
 			if t.Nested != nil && p.PID != t.Root && p.PGID != t.Group && !p.zombie() && t.Nested(p) {
 				queue = append(queue, p.PID)

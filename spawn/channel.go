@@ -191,5 +191,10 @@ func (s *supervisor) serveOne(fd int) {
 		answer(Reply{Error: "bad request: " + err.Error()})
 		return
 	}
-	answer(s.control(req))
+	reply := s.control(req)
+	// What the request changed is in status.json (or failed to get there) when it returns.
+	s.mu.Lock()
+	s.syncStatusLocked(false)
+	s.mu.Unlock()
+	answer(reply)
 }

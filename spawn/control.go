@@ -2,12 +2,15 @@ package spawn
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"agt/config"
 	"agt/pids"
@@ -29,7 +32,12 @@ func Observe(a *state.Agent) *state.Status {
 		if !errors.Is(err, fs.ErrNotExist) {
 			reason = "status unreadable"
 		}
-		return &state.Status{Name: a.Name, State: Unknown, Reason: reason}
+		st = &state.Status{Name: a.Name, State: Unknown, Reason: reason}
+		if reason == "no status yet" && spawnLost(a, st) && !a.Supervised() {
+			// Its spawn was killed before the supervisor started: agt reap finishes it.
+			st.State, st.Reason = stream.Lost, "spawn killed before the agent started"
+		}
+		return st
 	}
 	st.Name = a.Name
 	if !stream.IsFinal(st.State) && !a.Supervised() {
@@ -166,6 +174,9 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		return nil, nil
 	}
 	r := &Reaped{Name: a.Name, From: st.State, Reason: "supervisor-lost"}
+	if spawnLost(a, st) {
+		r.Reason = "spawn-lost"
+	}
 	boot, _ := pids.BootID()
 	leader, _ := readIdentity(a, state.AgentPIDFile)
 	if leader.Boot != "" && leader.Boot != boot {
@@ -176,6 +187,16 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		r.Killed = killTree(t)
 	}
 
+	if end := endInLog(a); end != nil {
+		// The supervisor wrote the end to the log but died before status.json took it (a
+		// full disk): that end is the truth, not a guess (R4).
+		r.Reason = "recovered: " + end.Reason
+		st.State, st.Reason, st.Since, st.Updated, st.LastSeq = end.To, end.Reason, end.TS, time.Now(), end.Seq
+		if end.Code != nil || end.Signal != "" {
+			st.ExitCode, st.Signal = end.Code, end.Signal
+		}
+		return r, lock.WriteStatus(st)
+	}
 	log, last, err := state.OpenLog(a.Path(state.EventsFile))
 	if err != nil {
 		return nil, err
@@ -191,6 +212,47 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// endInLog returns the final state event that ends a's log, with the exit of the run it
+// ended in Code and Signal; nil when the log does not end with the agent's end.
+func endInLog(a *state.Agent) *stream.Event {
+	path := a.Path(state.EventsFile)
+	line, err := state.LastLine(path, 1<<20, func(l []byte) bool {
+		return gjson.GetBytes(l, "type").String() == stream.TypeState
+	})
+	if err != nil || line == nil {
+		return nil
+	}
+	var end stream.Event
+	if json.Unmarshal(line, &end) != nil || !stream.IsFinal(end.To) {
+		return nil
+	}
+	exit, _ := state.LastLine(path, 1<<20, func(l []byte) bool {
+		t := gjson.GetBytes(l, "type").String()
+		return t == stream.TypeExit || t == stream.TypeSpawned || t == stream.TypeRestart
+	})
+	if gjson.GetBytes(exit, "type").String() == stream.TypeExit {
+		var ev stream.Event
+		if json.Unmarshal(exit, &ev) == nil {
+			end.Code, end.Signal = ev.Code, ev.Signal
+		}
+	}
+	return &end
+}
+
+// spawnerPIDFile holds the identity of the agt spawn that is writing a new record, until the
+// supervisor's status replaces the record's "no status yet".
+const spawnerPIDFile = "spawn.pid"
+
+// spawnLost reports whether a record without a status was left by a spawn that is gone (killed
+// before its supervisor started): nothing will ever finish it but a reap.
+func spawnLost(a *state.Agent, st *state.Status) bool {
+	if st.State != Unknown {
+		return false
+	}
+	id, err := readIdentity(a, spawnerPIDFile)
+	return err == nil && !id.Alive()
 }
 
 func instanceEnv(instance string) string {

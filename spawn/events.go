@@ -135,10 +135,14 @@ func (s *supervisor) appendLocked(ev *stream.Event, now time.Time) []byte {
 // The first write that succeeds again is followed by an error event saying how many were lost.
 // A log over its size cap is rotated (R22).
 func (s *supervisor) flushLocked() {
-	if len(s.pending) == 0 {
+	if len(s.pending) == 0 || s.logHeldLocked() {
 		return
 	}
 	err := s.writeLog(s.pending)
+	if err != nil && s.final {
+		s.writeErr = err // the end is kept, for finish to write again
+		return
+	}
 	if err != nil {
 		n := int64(bytes.Count(s.pending, []byte{'\n'}))
 		s.status.Dropped += n
@@ -149,8 +153,8 @@ func (s *supervisor) flushLocked() {
 		s.writeErr = err
 	} else if s.lost > 0 {
 		s.seq++
-		ev := stream.Event{V: stream.Version, TS: time.Now(), Agent: s.spec.Name, Seq: s.seq, Type: stream.TypeError,
-			Message: fmt.Sprintf("%d events lost: %v", s.lost, s.writeErr), Source: stream.SourceSupervisor}
+		ev := s.lostEventLocked()
+		ev.V, ev.TS, ev.Agent, ev.Seq = stream.Version, time.Now(), s.spec.Name, s.seq
 		if s.writeLog(append(ev.AppendJSON(nil), '\n')) == nil {
 			s.status.LastSeq = s.seq
 			s.lost, s.writeErr = 0, nil
@@ -291,25 +295,21 @@ func (s *supervisor) setStateLocked(state, reason string, now time.Time) {
 	s.moveLocked(next, now)
 }
 
-// writeStatusLocked writes status.json, then the events waiting to be written.
-func (s *supervisor) writeStatusLocked() {
-	defer s.flushLocked()
-	s.status.Updated = time.Now()
-	s.status.Activity, s.status.Doing = s.snap.Activity, s.snap.Doing
-	st := s.status
-	if err := s.lock.WriteStatus(&st); err != nil {
-		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
-		return
-	}
-	s.dirty = false
-}
-
 // finish writes the exit event (when exit is not nil), the final state event and the final
-// status.
+// status. The other way round from a live move: a follower stops once the status is final, so
+// the final state event must be in the log by then. Neither is given up while the disk is full
+// (R4, R23): the end is written again until the disk takes it, and the supervisor, holding the
+// lock, stays until then, so that nobody reads a guess instead.
 func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.final = true
+	if s.lost > 0 {
+		ev := s.lostEventLocked()
+		s.appendLocked(&ev, now)
+		s.lost = 0
+	}
 	if exit != nil {
 		s.recordExitLocked(exit, now)
 	}
@@ -317,10 +317,22 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 		s.status.Error = "" // the last failure was cured
 	}
 	s.setStateLocked(state, reason, now)
-	// The other way round from a live move: a follower stops once the status is final, so the
-	// final state event must be in the log by then.
-	s.flushLocked()
+	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		if s.flushLocked(); len(s.pending) == 0 {
+			break
+		}
+		s.mu.Unlock()
+		time.Sleep(wait) // the disk refused the end: nothing else is left to do
+		s.mu.Lock()
+	}
 	s.writeStatusLocked()
+	s.syncStatusLocked(true)
+}
+
+// lostEventLocked is the error event that says how many events the disk refused.
+func (s *supervisor) lostEventLocked() stream.Event {
+	return stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
+		Message: fmt.Sprintf("%d events lost: %v", s.lost, s.writeErr)}
 }
 
 // recordExitLocked writes the exit event and keeps the exit in the status and its history.

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"agt/pids"
 	"agt/state"
 	"agt/stream"
 )
@@ -97,6 +98,14 @@ func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Optio
 	release()
 	if err != nil {
 		return nil, err
+	}
+	// Who writes the record: should this spawn be killed before the supervisor takes over,
+	// the record reads as lost, not unknown for ever, and agt reap finishes it.
+	if self, err := pids.Self(); err == nil {
+		if err := a.WritePID(spawnerPIDFile, self.String()); err != nil {
+			a.Remove()
+			return nil, err
+		}
 	}
 	undo := func() {}
 	if opts.Prepare != nil {

@@ -90,7 +90,13 @@ type supervisor struct {
 	lost        int64           // events dropped since the last successful write
 	gone        <-chan struct{} // closes when the agent's directory is removed
 	survivors   []pids.Identity // the main loop's: processes of the tree that outlived SIGKILL
-	lock        *state.Lock
+	sw          statusWriter    // status.json's writer (status.go)
+	final       bool            // the end is being written: events are kept until the disk takes them
+	// recordGone closes when a status write finds the record gone: removed, or the run
+	// directory renamed, which no watch on agents/ sees.
+	recordGone     chan struct{}
+	recordGoneOnce sync.Once
+	lock           *state.Lock
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
@@ -206,6 +212,10 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		report(readyMsg{Error: err.Error()})
 		return err
 	}
+	// The first status is in status.json when agt spawn returns: ps shows the agent.
+	s.mu.Lock()
+	s.syncStatusLocked(false)
+	s.mu.Unlock()
 	report(readyMsg{Spawned: g.spawned})
 
 	b := backoff{
@@ -437,6 +447,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
 	}
+	s.startStatusWriter()
 	now := time.Now()
 	s.status = state.Status{
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,

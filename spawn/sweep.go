@@ -25,7 +25,7 @@ func (s *supervisor) tree() pids.Tree {
 		Env:       "AGT_INSTANCE=" + s.instance,
 		GroupOnly: TestOnlyGroupKillOnly,
 		Nested:    nestedSupervisor,
-		SparePIDs: s.hooks.pids(),
+		Spared:    s.hooks.pids,
 	}
 }
 
@@ -86,8 +86,9 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		grace = time.NewTimer(time.Until(graceAt))
 		graceEnd = grace.C
 	}
+	recordGone := s.recordGone
 	removed := func() {
-		fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed; stopping the agent\n", s.spec.Name, s.a.Dir)
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %s was removed or moved away; stopping the agent\n", s.spec.Name, s.a.Dir)
 		stop("run directory removed")
 	}
 	for exit == nil {
@@ -109,6 +110,11 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		case <-s.gone:
 			s.gone = nil
 			removed()
+		case <-recordGone:
+			recordGone = nil
+			if !stopping {
+				removed()
+			}
 		case <-due.C:
 			s.mu.Lock()
 			if s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now()) {
@@ -218,7 +224,6 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 	defer tick.Stop()
 	for {
 		s.reap()
-		t.SparePIDs = s.hooks.pids() // a hook started since is no member either
 		members, err := t.Members()
 		if err == nil && len(members) == 0 {
 			return stopAsked

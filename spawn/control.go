@@ -55,6 +55,12 @@ func Observe(a *state.Agent) *state.Status {
 // already under way. A dead supervisor is not waited for: the agent's tree is reaped from its
 // recorded identities instead (R9), with a short fixed grace.
 func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Status, error) {
+	return stop(ctx, a, grace, nil)
+}
+
+// stop is Stop; when said is not nil, it is set to the want file this stop wrote, so that a
+// restart can tell whether another stop wrote one since.
+func stop(ctx context.Context, a *state.Agent, grace time.Duration, said *os.FileInfo) (*state.Status, error) {
 	timeout := grace
 	if grace < 0 {
 		timeout = config.DefaultStopTimeout
@@ -66,6 +72,9 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 	}
 	if err := a.SetWantDown(grace); err != nil {
 		return nil, err
+	}
+	if said != nil {
+		*said, _ = os.Stat(a.Path(state.WantFile)) // a new file at each write
 	}
 	st := Observe(a)
 	if stream.IsFinal(st.State) {
@@ -95,8 +104,14 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 			return nil, ctx.Err()
 		}
 		// The grace is over: a second SIGTERM, with a grace of 0, makes the supervisor SIGKILL
-		// the tree now. want is down already, unless a restart came in between: then this
-		// stop is over, and nothing of the new run is touched.
+		// the tree now. want is down already, unless an agt restart came in between and holds
+		// the lock with a new supervisor: this stop, the later word, stops that run too, or
+		// it would fail while the restarted agent runs.
+		if a.Want() != "down" {
+			if now, err := readIdentity(a, state.SupervisorPIDFile); err == nil && now != sup && now.Alive() {
+				return Stop(ctx, a, grace)
+			}
+		}
 		if a.Want() == "down" {
 			a.SetStopGrace(0)
 			pids.Signal(sup, syscall.SIGTERM)

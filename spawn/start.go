@@ -363,18 +363,24 @@ func CheckBudget(d *state.Dir, max float64) error {
 // spawned event of the new run. The restart count and the event sequence carry on.
 func Restart(ctx context.Context, a *state.Agent, grace time.Duration, fresh bool) ([]byte, error) {
 	st := Observe(a)
+	var said os.FileInfo
 	switch {
 	case st.State == stream.Lost:
 		if _, err := Reap(a); err != nil {
 			return nil, err
 		}
 	case !stream.IsFinal(st.State):
-		if _, err := Stop(ctx, a, grace); err != nil {
+		if _, err := stop(ctx, a, grace, &said); err != nil {
 			return nil, err
 		}
 	}
 	if err := a.WaitFree(ctx); err != nil {
 		return nil, err
+	}
+	if now, err := os.Stat(a.Path(state.WantFile)); said != nil && (err != nil || !os.SameFile(said, now)) {
+		// An agt stop came while this restart stopped the agent: it is the later word, and
+		// it returns 0 only if nothing runs after it.
+		return nil, fmt.Errorf("%s was stopped (agt stop) while it restarted, and stays stopped; run 'agt restart %s' again to start it", a.Name, a.Name)
 	}
 	if err := a.SetWant("up"); err != nil {
 		return nil, err

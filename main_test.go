@@ -108,6 +108,7 @@ func TestScripts(t *testing.T) {
 			"fdcount":   cmdFDCount,
 			"procs":     cmdProcs,
 			"spread":    cmdSpread,
+			"nozombies": cmdNoZombies,
 		},
 	})
 }
@@ -629,5 +630,26 @@ func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if len(found) != want {
 		ts.Fatalf("%d processes match %s, want %d:\n%s", len(found), args[1], want, strings.Join(found, "\n"))
+	}
+}
+
+// nozombies PIDFILE: wait until the process in PIDFILE has no zombie children: it reaps what it
+// adopted.
+func cmdNoZombies(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "nozombies")
+	if len(args) != 1 {
+		ts.Fatalf("usage: nozombies PIDFILE")
+	}
+	for _, pid := range readPIDs(ts, args[0]) {
+		poll(ts, fmt.Sprintf("the zombie children of %d to be reaped", pid), func() bool {
+			procs, err := pids.Scan()
+			ts.Check(err)
+			for _, p := range procs {
+				if p.PPID == pid && p.State == 'Z' {
+					return false
+				}
+			}
+			return true
+		})
 	}
 }

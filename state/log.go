@@ -56,7 +56,7 @@ const maxRotations = 1000
 func OpenLog(path string) (w *LogWriter, lastSeq int64, err error) {
 	fd, err := openFD(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT, 0o600)
 	if err != nil {
-		return nil, 0, fmt.Errorf("open log: %w", err)
+		return nil, 0, err // it says open and the path
 	}
 	w = &LogWriter{path: path, fd: fd, keep: KeptRotations}
 	defer func() {

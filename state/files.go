@@ -423,6 +423,19 @@ func (a *Agent) StopGrace() (time.Duration, bool) {
 	return d, true
 }
 
+// maxPrompt bounds the prompt file a start reads: far beyond any model's context.
+const maxPrompt = 64 << 20
+
+// ReadPrompt reads the agent's prompt file: never through a link, never waiting on a FIFO, at
+// most 64 MiB.
+func (a *Agent) ReadPrompt() ([]byte, error) {
+	b, err := readCapped(a.Path(PromptFile), nil, maxPrompt)
+	if err != nil {
+		return nil, fmt.Errorf("read prompt of %s: %w", a.Name, err)
+	}
+	return b, nil
+}
+
 // WritePID records a process identity (the "PID START BOOT" string) in file, atomically.
 func (a *Agent) WritePID(file string, s string) error {
 	// Not fsynced: a pid means nothing after a reboot. A power loss may leave the file empty,

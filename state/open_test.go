@@ -204,3 +204,20 @@ func TestRemoveStaleTemps(t *testing.T) {
 		t.Errorf("RemoveStaleTemps with nothing stale = %d, %v", n, err)
 	}
 }
+
+// TestReadPrompt: the prompt reads whole, and not through a link.
+func TestReadPrompt(t *testing.T) {
+	a := newAgent(t, "x")
+	prompt := strings.Repeat("fix it ", 1<<18) // past the 1 MiB of status.json
+	if err := WriteFileAtomic(a.Path(PromptFile), []byte(prompt)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := a.ReadPrompt(); err != nil || string(b) != prompt {
+		t.Errorf("ReadPrompt = %d bytes, %v; want %d bytes", len(b), err, len(prompt))
+	}
+	os.Remove(a.Path(PromptFile))
+	os.Symlink(filepath.Join(t.TempDir(), "p"), a.Path(PromptFile))
+	if _, err := a.ReadPrompt(); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("ReadPrompt through a link = %v", err)
+	}
+}

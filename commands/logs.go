@@ -176,3 +176,27 @@ func followRaw(c *cli.Context, w *bufio.Writer, a *state.Agent, path string, f *
 		}
 	}
 }
+
+// lastN keeps the items it is given, only the last max of them when max >= 0, in at most
+// twice that much memory: a reader that wants the last N never holds the whole log.
+type lastN[T any] struct {
+	max   int
+	items []T
+}
+
+func (l *lastN[T]) add(v T) {
+	if l.max == 0 {
+		return
+	}
+	l.items = append(l.items, v)
+	if l.max > 0 && len(l.items) >= 2*l.max {
+		l.items = append(l.items[:0], l.items[len(l.items)-l.max:]...)
+	}
+}
+
+func (l *lastN[T]) list() []T {
+	if l.max >= 0 && len(l.items) > l.max {
+		return l.items[len(l.items)-l.max:]
+	}
+	return l.items
+}

@@ -121,7 +121,7 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 		return err
 	}
 	if !done {
-		err = state.FollowLogFrom(ctx, path, cursor, fn, func() bool { return done || ended(a) })
+		err = state.FollowLogFrom(ctx, path, cursor, fn, nil, func() bool { return done || ended(a) })
 		if err != nil {
 			return err
 		}

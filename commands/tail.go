@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"sort"
@@ -135,30 +136,6 @@ type pastEvent struct {
 	line []byte
 }
 
-// lastN keeps the items it is given, only the last max of them when max >= 0, in at most
-// twice that much memory: a reader that wants the last N never holds the whole log.
-type lastN[T any] struct {
-	max   int
-	items []T
-}
-
-func (l *lastN[T]) add(v T) {
-	if l.max == 0 {
-		return
-	}
-	l.items = append(l.items, v)
-	if l.max > 0 && len(l.items) >= 2*l.max {
-		l.items = append(l.items[:0], l.items[len(l.items)-l.max:]...)
-	}
-}
-
-func (l *lastN[T]) list() []T {
-	if l.max >= 0 && len(l.items) > l.max {
-		return l.items[len(l.items)-l.max:]
-	}
-	return l.items
-}
-
 // pastEventOf copies an event line for later, with the time and seq it is sorted by.
 func pastEventOf(line []byte) pastEvent {
 	ts, _ := time.Parse(time.RFC3339Nano, gjson.GetBytes(line, "ts").String())
@@ -166,47 +143,47 @@ func pastEventOf(line []byte) pastEvent {
 }
 
 // printPast prints the events already logged (the last f.last of each agent), merged in time
-// order, and returns each log's offset past its last complete line and the seq there.
+// order, and returns a cursor at the end of each log and the last seq there. Each log is read
+// backwards from its end, then its rotated files, newest first, until f.last events matched:
+// tail -n 1 reads a block of a log of any size, and memory holds only what is printed.
 func printPast(out *output, agents []*state.Agent, f tailFilter) ([]*state.Cursor, []int64, error) {
 	cursors := make([]*state.Cursor, len(agents))
 	lastSeqs := make([]int64, len(agents))
 	var events []pastEvent
 	for i, a := range agents {
-		// The current log first, held open for a follower; then the rotated one, older, unless
-		// it is the file just read (rotated in between) or the current one gave enough.
-		current := lastN[pastEvent]{max: f.last}
-		path := a.Path(state.EventsFile)
-		c, _, err := state.ReadLogCursor(path, func(line []byte) error {
-			lastSeqs[i] = max(lastSeqs[i], gjson.GetBytes(line, "seq").Int())
-			if f.match(line) {
-				current.add(pastEventOf(line))
+		var mine []pastEvent // newest first
+		var oldest int64     // the smallest seq read: a file read twice across a rotation
+		collect := func(line []byte) bool {
+			if f.last == 0 {
+				return false
 			}
-			return nil
-		})
+			seq := gjson.GetBytes(line, "seq").Int()
+			if seq > 0 {
+				if oldest > 0 && seq >= oldest {
+					return true
+				}
+				oldest = seq
+				lastSeqs[i] = max(lastSeqs[i], seq)
+			}
+			if f.match(line) {
+				mine = append(mine, pastEventOf(line))
+			}
+			return f.last < 0 || len(mine) < f.last
+		}
+		path := a.Path(state.EventsFile)
+		c, err := state.ReadLogBack(path, collect)
+		if err == nil {
+			cursors[i] = c
+			lastSeqs[i] = max(lastSeqs[i], c.Seq())
+			if f.last < 0 || len(mine) < f.last {
+				err = state.ReadRotatedBack(path, collect)
+			}
+		}
 		if err != nil {
 			closeAll(cursors)
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("read events of %s: %w", a.Name, err)
 		}
-		cursors[i] = c
-		mine := current.list()
-		if f.last < 0 || len(mine) < f.last {
-			if fi, err := os.Stat(path + state.RotatedSuffix); err == nil && !c.SameFile(fi) {
-				older := lastN[pastEvent]{max: f.last - len(mine)}
-				if f.last < 0 {
-					older.max = -1
-				}
-				if _, _, err := state.ReadLog(path+state.RotatedSuffix, func(line []byte) error {
-					if f.match(line) {
-						older.add(pastEventOf(line))
-					}
-					return nil
-				}); err != nil {
-					closeAll(cursors)
-					return nil, nil, err
-				}
-				mine = append(older.list(), mine...)
-			}
-		}
+		slices.Reverse(mine)
 		events = append(events, mine...)
 	}
 	sort.SliceStable(events, func(i, j int) bool {
@@ -335,6 +312,22 @@ func (fl *follower) start(a *state.Agent, c *state.Cursor, fd *followed) {
 				return nil // printed by an earlier follower of a
 			}
 			fd.lastSeq = max(fd.lastSeq, seq)
+			if !fl.f.match(line) {
+				return nil
+			}
+			return printEvent(fl.out, line)
+		}, func(from, to int64) error {
+			// The follower fell further behind than the rotated logs kept: say so.
+			fl.mu.Lock()
+			defer fl.mu.Unlock()
+			if to <= fd.lastSeq {
+				return nil
+			}
+			from = max(from, fd.lastSeq+1)
+			fd.lastSeq = to
+			ev := stream.Event{V: stream.Version, TS: time.Now(), Agent: a.Name, Seq: to, Type: stream.TypeGap,
+				Missed: to - from + 1, FromSeq: from, ToSeq: to}
+			line := ev.AppendJSON(nil)
 			if !fl.f.match(line) {
 				return nil
 			}

@@ -190,6 +190,8 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 		return "", "■ exited"
 	case stream.TypeUnparsed:
 		return sgrDim, ev.Raw
+	case stream.TypeGap:
+		return sgrYellow, fmt.Sprintf("… %d events missed (seq %d to %d): this reader fell behind the log's rotations", ev.Missed, ev.FromSeq, ev.ToSeq)
 	}
 	return sgrDim, string(bytes.TrimSpace(line))
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -191,8 +192,9 @@ func replaceFile(path string, data []byte, durable bool) (err error) {
 	if dir == "" {
 		dir = "."
 	}
-	// os.CreateTemp opens with O_RDWR|O_CREATE|O_EXCL|O_CLOEXEC and mode 0600.
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	// os.CreateTemp opens with O_RDWR|O_CREATE|O_EXCL|O_CLOEXEC and mode 0600; O_EXCL never
+	// follows a link. The writer's pid in the name tells RemoveStaleTemps whose it is.
+	f, err := os.CreateTemp(dir, "."+base+tempInfix+strconv.Itoa(os.Getpid())+"-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -218,6 +220,61 @@ func replaceFile(path string, data []byte, durable bool) (err error) {
 	return os.Rename(tmp, path)
 }
 
+// tempInfix marks the temp files of replaceFile: .status.json.tmp-PID-RANDOM.
+const tempInfix = ".tmp-"
+
+// legacyTempAge is the age past which a temp file without a pid in its name (written by an
+// older agt) counts as stale: a write takes milliseconds.
+const legacyTempAge = time.Minute
+
+// RemoveStaleTemps removes the temp files that writers killed mid-write (kill -9, the OOM
+// killer) left in the agent's directory and its permissions inbox: those whose writer's pid is
+// gone, and those of an older agt (no pid in the name) older than a minute. A live writer's
+// temp file stays, whoever it is (agt stop writes want without the lock). It returns how many
+// it removed; a file that could not be removed is the error.
+func (a *Agent) RemoveStaleTemps() (int, error) {
+	removed := 0
+	for _, dir := range []string{a.Dir, a.Path(PermissionsDir)} {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && dir != a.Dir {
+				continue
+			}
+			return removed, fmt.Errorf("remove stale temp files of %s: %w", a.Name, err)
+		}
+		for _, e := range entries {
+			if !e.Type().IsRegular() || !staleTemp(e) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return removed, fmt.Errorf("remove stale temp files of %s: %w", a.Name, err)
+			}
+			removed++
+		}
+	}
+	return removed, nil
+}
+
+// staleTemp reports whether e is a temp file of replaceFile whose writer is gone.
+func staleTemp(e fs.DirEntry) bool {
+	name := e.Name()
+	i := strings.LastIndex(name, tempInfix)
+	if !strings.HasPrefix(name, ".") || i < 0 {
+		return false
+	}
+	pid, _, ok := strings.Cut(name[i+len(tempInfix):], "-")
+	if !ok {
+		fi, err := e.Info()
+		return err == nil && time.Since(fi.ModTime()) > legacyTempAge
+	}
+	n, err := strconv.Atoi(pid)
+	if err != nil || n <= 0 {
+		return false
+	}
+	// ESRCH: no such process. EPERM or success: alive (or a reused pid: kept, harmless).
+	return syscall.Kill(n, 0) == syscall.ESRCH
+}
+
 func (a *Agent) writeJSON(file string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -230,7 +287,7 @@ func (a *Agent) writeJSON(file string, v any) error {
 // one this agt reads.
 func (a *Agent) readJSON(file string, v any, version *int, max int) error {
 	path := a.Path(file)
-	b, err := os.ReadFile(path)
+	b, err := readCapped(path, nil, maxSpec)
 	if err != nil {
 		return err
 	}
@@ -342,7 +399,7 @@ func (a *Agent) SetStopGrace(grace time.Duration) error {
 
 // Want returns the desired state: "down" only when the want file says so, else "up".
 func (a *Agent) Want() string {
-	b, err := os.ReadFile(a.Path(WantFile))
+	b, err := readSmall(a.Path(WantFile), nil)
 	if err == nil && string(bytes.TrimSpace(b)) == "down" {
 		return "down"
 	}
@@ -355,7 +412,7 @@ func (a *Agent) StopGrace() (time.Duration, bool) {
 	if a.Want() != "down" {
 		return 0, false
 	}
-	b, err := os.ReadFile(a.Path(StopTimeoutFile))
+	b, err := readSmall(a.Path(StopTimeoutFile), nil)
 	if err != nil {
 		return 0, false
 	}
@@ -364,6 +421,19 @@ func (a *Agent) StopGrace() (time.Duration, bool) {
 		return 0, false
 	}
 	return d, true
+}
+
+// maxPrompt bounds the prompt file a start reads: far beyond any model's context.
+const maxPrompt = 64 << 20
+
+// ReadPrompt reads the agent's prompt file: never through a link, never waiting on a FIFO, at
+// most 64 MiB.
+func (a *Agent) ReadPrompt() ([]byte, error) {
+	b, err := readCapped(a.Path(PromptFile), nil, maxPrompt)
+	if err != nil {
+		return nil, fmt.Errorf("read prompt of %s: %w", a.Name, err)
+	}
+	return b, nil
 }
 
 // WritePID records a process identity (the "PID START BOOT" string) in file, atomically.
@@ -378,7 +448,7 @@ func (a *Agent) WritePID(file string, s string) error {
 
 // ReadPID reads a process identity written by WritePID. A missing file wraps fs.ErrNotExist.
 func (a *Agent) ReadPID(file string) (string, error) {
-	b, err := os.ReadFile(a.Path(file))
+	b, err := readSmall(a.Path(file), nil)
 	if err != nil {
 		return "", fmt.Errorf("read %s of %s: %w", file, a.Name, err)
 	}

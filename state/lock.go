@@ -24,12 +24,12 @@ type Lock struct {
 // it for more than about 200 ms the error wraps ErrLocked.
 func (a *Agent) Lock() (*Lock, error) {
 	path := a.Path(LockFile)
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	fd, err := openFD(path, unix.O_RDWR|unix.O_CREAT, 0o600)
 	if err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil, noAgent(a.Name)
 		}
-		return nil, fmt.Errorf("lock agent %s: open %s: %w", a.Name, path, err)
+		return nil, fmt.Errorf("lock agent %s: %w", a.Name, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lockWait)
 	err = flockWait(ctx, fd)
@@ -109,9 +109,10 @@ func (l *Lock) Close() error {
 }
 
 // Supervised reports whether some process holds the agent's supervisor lock, that is whether a
-// supervisor is alive. It costs an open, an flock and a close.
+// supervisor is alive. It costs an open, an fstat, an flock and a close. A lock file that is a
+// link or a FIFO is no supervisor's (one opens it only with O_NOFOLLOW and O_CREAT).
 func (a *Agent) Supervised() bool {
-	fd, err := unix.Open(a.Path(LockFile), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := openFD(a.Path(LockFile), unix.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

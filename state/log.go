@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,20 +31,34 @@ type LogWriter struct {
 	fd   int
 	torn bool  // the file ends inside a line after a short write
 	size int64 // bytes in the file
+	keep int   // rotated files Rotate keeps
 }
 
-// RotatedSuffix names the previous event log: events.ndjson.1. Rotation keeps one.
+// RotatedSuffix names the newest rotated log: events.ndjson.1. Older ones are .2, .3, …
 const RotatedSuffix = ".1"
+
+// KeptRotations is how many rotated event logs Rotate keeps unless told otherwise
+// (KeepRotations): events.ndjson.1, the newest, to events.ndjson.3, so the events of the last
+// three to four times log_max_size stay on disk, for readers and for followers that fell behind.
+const KeptRotations = 3
+
+// RotatedPath returns the path of the k-th rotated log of path, 1 being the newest.
+func RotatedPath(path string, k int) string {
+	return path + "." + strconv.Itoa(k)
+}
+
+// maxRotations bounds how many rotated files readers look for.
+const maxRotations = 1000
 
 // OpenLog opens (creating, 0600) the log at path for appending. It first ends a torn tail, left
 // by a writer that died mid-line, with a newline, so the next line starts fresh. lastSeq is the
 // "seq" of the last complete line that is a JSON object with a numeric seq, 0 when there is none.
 func OpenLog(path string) (w *LogWriter, lastSeq int64, err error) {
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	fd, err := openFD(path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT, 0o600)
 	if err != nil {
-		return nil, 0, fmt.Errorf("open log %s: %w", path, err)
+		return nil, 0, err // it says open and the path
 	}
-	w = &LogWriter{path: path, fd: fd}
+	w = &LogWriter{path: path, fd: fd, keep: KeptRotations}
 	defer func() {
 		if err != nil {
 			unix.Close(fd)
@@ -73,7 +89,7 @@ func OpenLog(path string) (w *LogWriter, lastSeq int64, err error) {
 	w.size = size
 	if lastSeq == 0 {
 		// Just rotated: the sequence goes on from the previous file.
-		if rfd, err := unix.Open(path+RotatedSuffix, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+		if rfd, err := openFD(path+RotatedSuffix, unix.O_RDONLY, 0); err == nil {
 			var rst unix.Stat_t
 			if unix.Fstat(rfd, &rst) == nil {
 				lastSeq, _ = scanLastSeq(rfd, rst.Size)
@@ -91,20 +107,34 @@ func (w *LogWriter) Size() int64 {
 	return w.size
 }
 
-// Rotate renames the log to its RotatedSuffix name (replacing the previous one) and starts a
-// new, empty file at its path. Followers drain the old file before they switch (FollowLogFrom).
+// KeepRotations sets how many rotated files Rotate keeps (at least 1; KeptRotations unless set).
+func (w *LogWriter) KeepRotations(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.keep = min(max(n, 1), maxRotations)
+}
+
+// Rotate shifts the rotated logs one up (.1 to .2, …, dropping the oldest beyond the number
+// kept), renames the log to its RotatedSuffix name and starts a new, empty file at its path.
+// Followers drain the old file before they switch, and read the files rotated in between
+// (FollowLogFrom).
 func (w *LogWriter) Rotate() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.fd < 0 {
 		return fmt.Errorf("rotate %s: log is closed", w.path)
 	}
+	for k := w.keep; k >= 2; k-- {
+		if err := os.Rename(RotatedPath(w.path, k-1), RotatedPath(w.path, k)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("rotate %s: %w", w.path, err)
+		}
+	}
 	if err := os.Rename(w.path, w.path+RotatedSuffix); err != nil {
 		return fmt.Errorf("rotate %s: %w", w.path, err)
 	}
-	fd, err := unix.Open(w.path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	fd, err := openFD(w.path, unix.O_RDWR|unix.O_APPEND|unix.O_CREAT, 0o600)
 	if err != nil {
-		return fmt.Errorf("rotate %s: %w", w.path, err)
+		return fmt.Errorf("rotate: %w", err)
 	}
 	unix.Close(w.fd)
 	w.fd, w.size, w.torn = fd, 0, false
@@ -126,7 +156,7 @@ func scanLastSeq(fd int, size int64) (int64, error) {
 // true, looking only at lines that start in its last limit bytes; nil when there is none.
 // A partial last line is passed to match like the others.
 func LastLine(path string, limit int64, match func(line []byte) bool) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := openFD(path, unix.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -354,7 +384,7 @@ func ReadLog(path string, fn func(line []byte) error) (offset int64, broken int,
 // readLog opens path and hands every complete line to fn. The file is nil when the log does
 // not exist; the reader, when not nil, says how far it got.
 func readLog(path string, fn func(line []byte) error) (*os.File, *lineReader, error) {
-	f, err := os.Open(path)
+	f, err := OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
 	}
@@ -365,12 +395,124 @@ func readLog(path string, fn func(line []byte) error) (*os.File, *lineReader, er
 	return f, lr, lr.drain(fn)
 }
 
+// ReadLogBack calls fn for the complete lines of the log at path that are JSON objects, from
+// the last one back to the first, until fn returns false; the slice is valid only during the
+// call. It reads the file backwards a block at a time, so a reader of the last few events
+// reads only the end of a log of any size. It returns a cursor just past the last complete
+// line, for FollowLogFrom; nil, nil when the log does not exist.
+func ReadLogBack(path string, fn func(line []byte) bool) (*Cursor, error) {
+	f, err := OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return readBack(f, fn)
+}
+
+// ReadRotatedBack is ReadLogBack over the rotated logs of path, newest first, until fn returns
+// false. A rotation during the read can show a file twice: callers skip seqs they saw.
+func ReadRotatedBack(path string, fn func(line []byte) bool) error {
+	files := rotatedLogs(path)
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for i, f := range files {
+		more := true
+		c, err := readBack(f, func(line []byte) bool {
+			more = fn(line)
+			return more
+		})
+		files[i] = nil // readBack closes it on error; c holds it otherwise
+		c.Close()
+		if err != nil {
+			return err
+		}
+		if !more {
+			return nil
+		}
+	}
+	return nil
+}
+
+// readBack is ReadLogBack on an open file, which the cursor takes over.
+func readBack(f *os.File, fn func(line []byte) bool) (*Cursor, error) {
+	path := f.Name()
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	fd := int(f.Fd())
+	end, err := completeEnd(fd, fi.Size())
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	c := &Cursor{f: f, off: end}
+	if end == 0 {
+		return c, nil
+	}
+	_, err = lastLine(fd, end, 0, func(line []byte) bool {
+		if !isObject(line) {
+			return false
+		}
+		if c.seq == 0 {
+			c.seq = lineSeq(line)
+		}
+		return !fn(line)
+	})
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// completeEnd returns the offset just past the last '\n' of a file of size bytes, 0 when it
+// has none: where its complete lines end.
+func completeEnd(fd int, size int64) (int64, error) {
+	var blk []byte
+	for end := size; end > 0; {
+		start := max(0, end-blockSize)
+		if blk == nil {
+			blk = make([]byte, min(blockSize, size))
+		}
+		b := blk[:end-start]
+		if err := preadFull(fd, b, start); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// lineSeq returns the seq of an event line, 0 when it has none.
+func lineSeq(line []byte) int64 {
+	return gjson.GetBytes(line, "seq").Int()
+}
+
 // Cursor is a place in one log file: the file as it was read, open, and the offset just past
 // its last complete line. A follower started from it goes on in that very file, even when the
 // log was rotated since, so no line falls between reading and following.
 type Cursor struct {
 	f   *os.File
 	off int64
+	seq int64 // of the last complete line, 0 when unknown
+}
+
+// Seq returns the seq of the last complete line of the cursor's file as read, 0 when unknown.
+func (c *Cursor) Seq() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.seq
 }
 
 // SameFile reports whether the cursor's file is the one fi describes (a rotated log, say).
@@ -401,8 +543,41 @@ func ReadLogCursor(path string, fn func(line []byte) error) (*Cursor, int, error
 		f.Close()
 		return nil, lr.broken, err
 	}
-	return &Cursor{f: f, off: lr.off}, lr.broken, nil
+	c := &Cursor{f: f, off: lr.off}
+	if lr.off > 0 {
+		c.seq, _ = scanLastSeq(int(f.Fd()), lr.off)
+	}
+	return c, lr.broken, nil
 }
+
+// rotatedLogs opens the rotated logs of path, newest first (events.ndjson.1, .2, …), each
+// once: a file seen twice because a rotation moved it during the look is left out. The caller
+// closes them. Files that are links or not regular are skipped.
+func rotatedLogs(path string) []*os.File {
+	var files []*os.File
+	var seen []os.FileInfo
+	for k := 1; k <= maxRotations; k++ {
+		f, err := OpenFile(RotatedPath(path, k), os.O_RDONLY, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil || slices.ContainsFunc(seen, func(s os.FileInfo) bool { return os.SameFile(s, fi) }) {
+			f.Close()
+			continue
+		}
+		seen = append(seen, fi)
+		files = append(files, f)
+	}
+	return files
+}
+
+// testOnlyAfterDrain, when set, runs in FollowLogFrom between reading the held file to its end
+// and looking for a rotation: where a writer that rotates races the follower.
+var testOnlyAfterDrain func()
 
 // drainAgain tells FollowLogFrom's loop that the file changed under it and another drain is due.
 var drainAgain = errors.New("drain again")
@@ -412,9 +587,15 @@ var drainAgain = errors.New("drain again")
 // the cursor (and closes it). A nil cursor follows the log from its start, which need not exist
 // yet. It waits on inotify events of the log's directory, with a 1 s ticker as a fallback.
 // After each drain it calls done; once done reports true it drains once more and returns nil.
-// It returns ctx.Err() when ctx is cancelled and any error from fn as is. The slice fn gets is
-// valid only during the call.
-func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []byte) error, done func() bool) error {
+// It returns ctx.Err() when ctx is cancelled and any error from fn or gap as is. The slice fn
+// gets is valid only during the call.
+//
+// Across a rotation it reads the file it held to its end once more (a line written just
+// before the rename is there), then every file rotated since, oldest first, then the new log.
+// A line whose seq it passed on already is not passed again. When the follower fell further
+// behind than the rotated files kept, the events between are gone: it calls gap (when not nil)
+// with the first and last seq it missed, before the next line.
+func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w, err := fsnotify.NewWatcher(); err == nil {
@@ -433,13 +614,15 @@ func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []b
 
 	var f *os.File
 	var lr *lineReader
+	var last int64    // the seq of the last line passed on, 0 before the first
+	var switched bool // a file other than the one held is being read: check its first seq
 	if c != nil && c.f != nil {
 		// Back to the end of the last complete line: a partial one was read but held back.
 		if _, err := c.f.Seek(c.off, io.SeekStart); err != nil {
 			c.Close()
 			return err
 		}
-		f, lr = c.f, &lineReader{r: c.f, off: c.off}
+		f, lr, last = c.f, &lineReader{r: c.f, off: c.off}, c.seq
 		c.f = nil
 	}
 	defer func() {
@@ -447,41 +630,104 @@ func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []b
 			f.Close()
 		}
 	}()
+	pass := func(line []byte) error {
+		seq := lineSeq(line)
+		if seq > 0 {
+			if seq <= last {
+				return nil // passed on already: a file read twice across rotations
+			}
+			if switched && last > 0 && seq > last+1 && gap != nil {
+				if err := gap(last+1, seq-1); err != nil {
+					return err
+				}
+			}
+			switched, last = false, seq
+		}
+		return fn(line)
+	}
+	// rotated reads the files rotated between held and next (both excluded), oldest first.
+	rotated := func(held, next os.FileInfo) error {
+		files := rotatedLogs(path)
+		defer func() {
+			for _, rf := range files {
+				rf.Close()
+			}
+		}()
+		// Newest first: skip those newer than next (rotations since next was opened), stop
+		// at held. Without held among them, the follower fell behind: all of them, then a gap.
+		var between []*os.File
+		for _, rf := range files {
+			fi, err := rf.Stat()
+			if err != nil {
+				continue
+			}
+			if os.SameFile(fi, held) {
+				break
+			}
+			if os.SameFile(fi, next) {
+				between = between[:0]
+				continue
+			}
+			between = append(between, rf)
+		}
+		for i := len(between) - 1; i >= 0; i-- {
+			switched = true
+			if err := (&lineReader{r: between[i]}).drain(pass); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	drain := func() error {
 		if f == nil {
 			var err error
-			f, err = os.Open(path)
+			f, err = OpenFile(path, os.O_RDONLY, 0)
 			if errors.Is(err, fs.ErrNotExist) {
+				f = nil
 				return nil
 			}
 			if err != nil {
-				return err
+				f = nil
+				return fmt.Errorf("follow: %w", err)
 			}
 			lr = &lineReader{r: f}
 		}
-		if err := lr.drain(fn); err != nil {
+		if err := lr.drain(pass); err != nil {
 			return err
 		}
-		// Rotated: the old file is drained; go on with the new one from its start. Truncated
-		// (smaller than what we read): start again from the top.
-		now, err1 := os.Stat(path)
+		if testOnlyAfterDrain != nil {
+			testOnlyAfterDrain()
+		}
+		// Rotated: read the rest of the old file, the ones between, go on with the new one
+		// from its start. Truncated (smaller than what we read): start again from the top.
+		now, err1 := os.Lstat(path)
 		held, err2 := f.Stat()
 		switch {
 		case err1 != nil || err2 != nil:
 		case !os.SameFile(now, held):
-			// If the file we held was rotated away twice, the one between is the rotated
-			// log now: read it whole before the current one.
-			if prev, err := os.Stat(path + RotatedSuffix); err == nil && !os.SameFile(prev, held) && !os.SameFile(prev, now) {
-				if pf, err := os.Open(path + RotatedSuffix); err == nil {
-					err := (&lineReader{r: pf}).drain(fn)
-					pf.Close()
-					if err != nil {
-						return err
-					}
+			// Every write to the held file came before the rename we see.
+			if err := lr.drain(pass); err != nil {
+				return err
+			}
+			// The new log is opened before the rotated ones are listed, so a rotation
+			// meanwhile shows as a file newer than it, read in its turn.
+			next, err := OpenFile(path, os.O_RDONLY, 0)
+			if err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return nil // between the rename and the new file: the next drain sees it
 				}
+				return fmt.Errorf("follow: %w", err)
+			}
+			nextInfo, err := next.Stat()
+			if err == nil {
+				err = rotated(held, nextInfo)
+			}
+			if err != nil {
+				next.Close()
+				return err
 			}
 			f.Close()
-			f = nil
+			f, lr, switched = next, &lineReader{r: next}, true
 			return drainAgain
 		case held.Size() < lr.off:
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -497,6 +743,9 @@ func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []b
 		for {
 			err := drain()
 			if err != drainAgain {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}

@@ -32,6 +32,21 @@ func readAll(t *testing.T, path string) (lines []string, offset int64, broken in
 
 func event(seq int) string { return fmt.Sprintf(`{"v":1,"seq":%d,"type":"text"}`+"\n", seq) }
 
+// newLog opens a new event log in a directory of its own, closed when the test ends.
+func newLog(t *testing.T) (string, *LogWriter) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), EventsFile)
+	w, _, err := OpenLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return path, w
+}
+
+// gapLine is how the tests' followers note a gap among the lines they got.
+func gapLine(from, to int64) string { return fmt.Sprintf("gap %d-%d\n", from, to) }
+
 func TestOpenLogRepairsTornTail(t *testing.T) {
 	path := filepath.Join(t.TempDir(), EventsFile)
 	if err := os.WriteFile(path, []byte(event(1)+event(2)+`{"seq":3,"v":1`), 0o600); err != nil {
@@ -254,6 +269,9 @@ func follow(t *testing.T, path string, c *Cursor) *follower {
 		f.result <- FollowLogFrom(ctx, path, c, func(line []byte) error {
 			f.lines <- string(line)
 			return nil
+		}, func(from, to int64) error {
+			f.lines <- gapLine(from, to)
+			return nil
 		}, func() bool {
 			select {
 			case f.called <- struct{}{}:
@@ -381,7 +399,7 @@ func TestFollowLogCancel(t *testing.T) {
 
 func TestFollowLogMissingDir(t *testing.T) {
 	err := FollowLogFrom(context.Background(), filepath.Join(t.TempDir(), "gone", EventsFile), nil,
-		func([]byte) error { return nil }, func() bool { return false })
+		func([]byte) error { return nil }, nil, func() bool { return false })
 	if err == nil {
 		t.Error("FollowLogFrom in a missing directory succeeded")
 	}
@@ -464,7 +482,7 @@ func TestFollowLogFromCursorAcrossRotation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = FollowLogFrom(ctx, path, c, func(l []byte) error { got = append(got, string(l)); return nil },
-		func() bool { return len(got) >= 2 })
+		nil, func() bool { return len(got) >= 2 })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -512,6 +530,7 @@ func followFrom(t *testing.T, path string, change func(), want []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err = FollowLogFrom(ctx, path, c, func(l []byte) error { got = append(got, string(l)); return nil },
+		func(from, to int64) error { got = append(got, gapLine(from, to)); return nil },
 		func() bool { return len(got) >= len(want) })
 	if err != nil {
 		t.Fatalf("followed %q: %v", got, err)
@@ -523,12 +542,7 @@ func followFrom(t *testing.T, path string, change func(), want []string) {
 
 // TestFollowLogTruncated: a log truncated under a follower is read again from its start (R22).
 func TestFollowLogTruncated(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EventsFile)
-	w, _, err := OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := newLog(t)
 	for i := 1; i <= 3; i++ {
 		w.Write([]byte(event(i)))
 	}
@@ -543,12 +557,7 @@ func TestFollowLogTruncated(t *testing.T) {
 // TestFollowLogRotatedTwice: two rotations between drains lose nothing: the rest of the held
 // file, the whole file between, then the current one.
 func TestFollowLogRotatedTwice(t *testing.T) {
-	path := filepath.Join(t.TempDir(), EventsFile)
-	w, _, err := OpenLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	path, w := newLog(t)
 	w.Write([]byte(event(1)))
 	followFrom(t, path, func() {
 		w.Write([]byte(event(2)))
@@ -557,4 +566,135 @@ func TestFollowLogRotatedTwice(t *testing.T) {
 		w.Rotate()
 		w.Write([]byte(event(4)))
 	}, []string{event(2), event(3), event(4)})
+}
+
+// TestFollowLogLineBeforeRotation: a line written to the held file after the follower read it
+// to its end, just before a rotation, is not lost: the follower reads the old file once more
+// before it switches (R22; a hook that wrote one line and rotated at once showed [1 3]).
+func TestFollowLogLineBeforeRotation(t *testing.T) {
+	path, w := newLog(t)
+	w.Write([]byte(event(1)))
+	raced := false
+	testOnlyAfterDrain = func() {
+		if !raced {
+			raced = true
+			w.Write([]byte(event(2)))
+			w.Rotate()
+			w.Write([]byte(event(3)))
+		}
+	}
+	defer func() { testOnlyAfterDrain = nil }()
+	followFrom(t, path, func() {}, []string{event(2), event(3)})
+}
+
+// TestFollowLogGap: a follower that fell further behind than the rotated files kept is told
+// which seqs it missed, once, before the next line; everything still on disk it reads (R30).
+func TestFollowLogGap(t *testing.T) {
+	path, w := newLog(t)
+	w.Write([]byte(event(1)))
+	followFrom(t, path, func() {
+		w.Write([]byte(event(2))) // in the held file, which the follower still reads
+		for i := 3; i <= 7; i++ {
+			w.Rotate() // five rotations, three kept: the file of 3 is gone
+			w.Write([]byte(event(i)))
+		}
+	}, []string{event(2), gapLine(3, 3), event(4), event(5), event(6), event(7)})
+}
+
+// TestFollowLogRotationsBetween: every file rotated between two drains is read, oldest first,
+// and a rotation that shows a file twice passes no line twice.
+func TestFollowLogRotationsBetween(t *testing.T) {
+	path, w := newLog(t)
+	w.Write([]byte(event(1)))
+	followFrom(t, path, func() {
+		for i := 2; i <= 4; i++ {
+			w.Rotate()
+			w.Write([]byte(event(i)))
+		}
+	}, []string{event(2), event(3), event(4)})
+}
+
+// TestRotateKeeps: Rotate keeps the newest rotated files, as many as it is told, .1 the newest.
+func TestRotateKeeps(t *testing.T) {
+	path, w := newLog(t)
+	for _, keep := range []int{KeptRotations, 2} {
+		w.KeepRotations(keep)
+		for i := 1; i <= 5; i++ {
+			w.Write([]byte(event(i)))
+			if err := w.Rotate(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := 1; k <= keep; k++ {
+			lines, _, _ := readAll(t, RotatedPath(path, k))
+			if want := []string{event(6 - k)}; !reflect.DeepEqual(lines, want) {
+				t.Errorf("keep %d: %s holds %q, want %q", keep, RotatedPath(path, k), lines, want)
+			}
+		}
+	}
+	if _, err := os.Stat(RotatedPath(path, KeptRotations+1)); err == nil {
+		t.Errorf("%s exists: more rotated files than kept", RotatedPath(path, KeptRotations+1))
+	}
+}
+
+// TestReadLogBack: the last lines first, broken and partial ones skipped, and a cursor just
+// past the last complete line with its seq, from which a follower goes on.
+func TestReadLogBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), EventsFile)
+	huge := `{"seq":3,"pad":"` + strings.Repeat("x", 3*blockSize) + `"}` + "\n"
+	appendTo(t, path, event(1)+"broken\n"+event(2)+huge+event(4)+`{"seq":5,`)
+	var got []int64
+	c, err := ReadLogBack(path, func(line []byte) bool {
+		got = append(got, lineSeq(line))
+		return true
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if want := []int64{4, 3, 2, 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("seqs backwards %v, want %v", got, want)
+	}
+	if fi, _ := os.Stat(path); c.off != fi.Size()-int64(len(`{"seq":5,`)) || c.Seq() != 4 {
+		t.Errorf("cursor at %d with seq %d; want %d with seq 4", c.off, c.Seq(), fi.Size()-9)
+	}
+	// Stopping early: one line.
+	got = nil
+	c2, err := ReadLogBack(path, func(line []byte) bool { got = append(got, lineSeq(line)); return false })
+	if err != nil || !reflect.DeepEqual(got, []int64{4}) {
+		t.Errorf("one line back: %v, %v", got, err)
+	}
+	c2.Close()
+	// The follower goes on from the cursor: the partial line completes.
+	f := follow(t, path, c)
+	c = nil
+	f.drained(t)
+	appendTo(t, path, `"v":1}`+"\n")
+	f.next(t, true)
+	if err := <-f.result; err != nil {
+		t.Fatal(err)
+	}
+	if got := f.take(t); !reflect.DeepEqual(got, []string{`{"seq":5,"v":1}` + "\n"}) {
+		t.Errorf("followed from the cursor: %q", got)
+	}
+	if c, err := ReadLogBack(filepath.Join(t.TempDir(), "missing"), func([]byte) bool { return true }); c != nil || err != nil {
+		t.Errorf("ReadLogBack of a missing log = %v, %v", c, err)
+	}
+}
+
+// TestReadRotatedBack: the rotated files newest first, each from its end.
+func TestReadRotatedBack(t *testing.T) {
+	path, w := newLog(t)
+	for i := 1; i <= 6; i += 2 {
+		w.Write([]byte(event(i) + event(i+1)))
+		w.Rotate()
+	}
+	var got []int64
+	err := ReadRotatedBack(path, func(line []byte) bool {
+		got = append(got, lineSeq(line))
+		return len(got) < 5
+	})
+	if want := []int64{6, 5, 4, 3, 2}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadRotatedBack = %v, %v; want %v", got, err, want)
+	}
 }

@@ -16,9 +16,9 @@ const SpawnLockFile = "spawn.lock"
 // the few milliseconds a start takes) until ctx ends. The returned function lets it go.
 func (d *Dir) LockSpawns(ctx context.Context) (func(), error) {
 	path := filepath.Join(d.Root, SpawnLockFile)
-	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CREAT|unix.O_CLOEXEC, 0o600)
+	fd, err := openFD(path, unix.O_RDWR|unix.O_CREAT, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open spawn lock %s: %w", path, err)
+		return nil, fmt.Errorf("lock spawns: %w", err)
 	}
 	if err := flockWait(ctx, fd); err != nil {
 		unix.Close(fd)

@@ -25,16 +25,22 @@ func ReadSmall(path string) ([]byte, error) { return readSmall(path, nil) }
 
 // readSmall reads a whole small file with open, read and close, into b when it is large
 // enough: a caller that does not keep the bytes passes a buffer on its stack.
-func readSmall(path string, b []byte) ([]byte, error) {
+func readSmall(path string, b []byte) ([]byte, error) { return readCapped(path, b, maxSmall) }
+
+// readCapped is readSmall for files of at most limit bytes.
+func readCapped(path string, b []byte, limit int) ([]byte, error) {
 	fd, err := openRetry(path)
 	if err != nil {
+		if err == unix.ELOOP {
+			err = errSymlink
+		}
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	defer unix.Close(fd)
 	b = b[:0]
 	for {
-		if len(b) >= maxSmall {
-			return nil, &os.PathError{Op: "read", Path: path, Err: errTooLarge}
+		if len(b) >= limit {
+			return nil, &os.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d MiB", limit>>20)}
 		}
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -63,7 +69,8 @@ func readSmall(path string, b []byte) ([]byte, error) {
 // file must not grow agt ps without bound.
 const maxSmall = 1 << 20
 
-var errTooLarge = errors.New("larger than 1 MiB")
+// maxSpec bounds spec.json, which holds the spawn's argv and environment (a few MiB at most).
+const maxSpec = 16 << 20
 
 func openRetry(path string) (int, error) {
 	for {

@@ -12,7 +12,7 @@ import (
 // has written the final status and exited, or ctx ends. It does not poll: a shared flock blocks
 // in the kernel and is let go of at once, so a new supervisor can take the lock right after.
 func (a *Agent) WaitFree(ctx context.Context) error {
-	fd, err := unix.Open(a.Path(LockFile), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := openFD(a.Path(LockFile), unix.O_RDONLY, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil
 	}

@@ -27,6 +27,9 @@
 //	restart      attempt, delay_ms, reason
 //	exit         code (null when killed by a signal), signal (null when not)
 //	unparsed     raw; truncated and bytes (optional)
+//	gap          missed, from_seq, to_seq: never in a log; a follower (agt tail -f) that fell
+//	             further behind than the rotated logs kept says so with it, in place of the
+//	             events from_seq to to_seq (missed of them); its seq is to_seq
 package stream
 
 import (
@@ -56,12 +59,13 @@ const (
 	TypeRestart    = "restart"
 	TypeExit       = "exit"
 	TypeUnparsed   = "unparsed"
+	TypeGap        = "gap"
 )
 
 // Types are the event types of schema v1, in the order DESIGN.md lists them.
 var Types = []string{
 	TypeSpawned, TypeState, TypeSession, TypeText, TypeToolUse, TypeToolResult, TypePermission,
-	TypeResult, TypeOutput, TypeStderr, TypeError, TypeRestart, TypeExit, TypeUnparsed,
+	TypeResult, TypeOutput, TypeStderr, TypeError, TypeRestart, TypeExit, TypeUnparsed, TypeGap,
 }
 
 // Error sources.
@@ -159,6 +163,11 @@ type Event struct {
 
 	// unparsed
 	Raw string `json:"raw,omitempty"`
+
+	// gap: the events a follower missed, seq FromSeq to ToSeq (Missed of them).
+	Missed  int64 `json:"missed,omitempty"`
+	FromSeq int64 `json:"from_seq,omitempty"`
+	ToSeq   int64 `json:"to_seq,omitempty"`
 }
 
 // MarshalJSON writes the event as AppendJSON does.
@@ -274,6 +283,10 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 	case TypeUnparsed:
 		dst = appendStringField(dst, "raw", e.Raw)
 		dst = appendTruncated(dst, e)
+	case TypeGap:
+		dst = appendIntField(dst, "missed", e.Missed)
+		dst = appendIntField(dst, "from_seq", e.FromSeq)
+		dst = appendIntField(dst, "to_seq", e.ToSeq)
 	}
 	return append(dst, '}')
 }

@@ -48,6 +48,8 @@ func TestAppendJSONFieldsPerType(t *testing.T) {
 			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"permission","id":"r1","tool":"Bash","input":null,"options":null}`},
 		{Event{Type: TypeResult, OK: true, Steps: 4, Status: 500, Attempt: 1, Decision: "allow"},
 			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"result","ok":true,"text":"","turns":0,"steps":4,"duration_ms":0,"cost_usd":null,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_tokens":0,"cache_write_tokens":0}}`},
+		{Event{Type: TypeGap, Missed: 3, FromSeq: 5, ToSeq: 7, Line: "x"},
+			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"gap","missed":3,"from_seq":5,"to_seq":7}`},
 		{Event{Type: TypeRestart, Attempt: 0, Class: ClassAuth},
 			`{"v":1,"ts":"2026-01-02T03:04:05.000000006Z","agent":"x","seq":7,"type":"restart","attempt":0,"delay_ms":0,"reason":""}`},
 	}
@@ -146,6 +148,7 @@ func TestAppendJSONParity(t *testing.T) {
 		{Type: TypeRestart, Attempt: 1, DelayMS: 500, Reason: "r"},
 		{Type: TypeExit, Code: &code},
 		{Type: TypeUnparsed, Raw: "x"},
+		{Type: TypeGap, Missed: 2, FromSeq: 3, ToSeq: 4},
 	}
 	for _, e := range events {
 		e.V, e.TS, e.Agent, e.Seq = Version, ts, "a", 1

@@ -181,6 +181,9 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		return nil, err
 	}
 	defer lock.Close()
+	if _, err := a.RemoveStaleTemps(); err != nil {
+		fmt.Fprintf(os.Stderr, "agt: reap %s: %v\n", a.Name, err)
+	}
 	st, err := a.ReadStatus()
 	if err != nil {
 		st = &state.Status{Name: a.Name, State: Unknown}

@@ -476,6 +476,10 @@ func (s *supervisor) askedLocked(ev *stream.Event) {
 	}
 	dir := s.a.Path(state.PermissionsDir)
 	os.Mkdir(dir, 0o700)
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %s is not a directory (a link?); the request is not in the inbox\n", s.spec.Name, dir)
+		return
+	}
 	if err := state.WriteFileAtomic(filepath.Join(dir, name), b); err != nil {
 		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
 	}

@@ -256,12 +256,12 @@ func promptFile(prompt string) (*os.File, error) {
 
 // prompt reads the agent's prompt file; nil when it was spawned without one.
 func (s *supervisor) prompt() (*string, error) {
-	b, err := os.ReadFile(s.a.Path(state.PromptFile))
+	b, err := s.a.ReadPrompt()
 	if errors.Is(err, fs.ErrNotExist) && s.spec.PromptBytes == 0 {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read prompt of %s: %w", s.spec.Name, err)
+		return nil, err
 	}
 	p := string(b)
 	return &p, nil

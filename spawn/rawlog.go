@@ -2,7 +2,6 @@ package spawn
 
 import (
 	"os"
-	"syscall"
 
 	"agt/state"
 )
@@ -27,7 +26,7 @@ func openCapped(path string, max int64) *cappedLog {
 }
 
 func (l *cappedLog) open() {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_CLOEXEC, 0o600)
+	f, err := state.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600) // never through a link (R27)
 	if err != nil {
 		return
 	}

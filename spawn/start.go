@@ -11,6 +11,7 @@ package spawn
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -276,18 +277,14 @@ func (p *pending) release() ([]byte, error) {
 
 // logTail returns the last line of a log, for error messages.
 func logTail(path string) string {
-	b, err := os.ReadFile(path)
-	s := strings.TrimSpace(string(b))
-	if err != nil || s == "" {
+	line, err := state.LastLine(path, 64<<10, func(l []byte) bool {
+		l = bytes.TrimSpace(l)
+		return len(l) > 0 && !bytes.HasPrefix(l, []byte("agt: hint:"))
+	})
+	if err != nil || line == nil {
 		return "no diagnostics"
 	}
-	lines := strings.Split(s, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if !strings.HasPrefix(lines[i], "agt: hint:") {
-			return strings.TrimPrefix(lines[i], "agt: ")
-		}
-	}
-	return s
+	return strings.TrimPrefix(string(bytes.TrimSpace(line)), "agt: ")
 }
 
 // ExitCode is the code a shell would give for the agent's end: its exit code, 128+N when a

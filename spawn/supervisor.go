@@ -414,6 +414,9 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := a.RemoveStaleTemps(); err != nil { // left by a supervisor killed mid-write
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", name, err)
+	}
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return nil, fmt.Errorf("become child subreaper: %w", err)
 	}
@@ -501,11 +504,12 @@ func machineFor(spec *state.Spec) stream.Machine {
 // logTo makes the supervisor log this process's stdout and stderr, where the Go runtime writes
 // if it ever crashes.
 func logTo(path string) error {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|unix.O_CLOEXEC, 0o600)
+	f, err := state.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600) // never through a link
 	if err != nil {
 		return fmt.Errorf("open supervisor log: %w", err)
 	}
-	defer unix.Close(fd)
+	defer f.Close()
+	fd := int(f.Fd())
 	for _, to := range []int{1, 2} {
 		if err := unix.Dup3(fd, to, 0); err != nil {
 			return fmt.Errorf("log to %s: %w", path, err)

@@ -146,6 +146,9 @@ func (a *ACP) Handshake() (answered bool, failed string) {
 	return a.phase == acpOpening || a.phase == acpReady, a.err
 }
 
+// Ready reports whether the session is open: prompts go out as they come.
+func (a *ACP) Ready() bool { return a.phase == acpReady }
+
 // FailureCode is the JSON-RPC code of the error that failed the connection, 0 for none.
 func (a *ACP) FailureCode() int { return a.errCode }
 
@@ -510,6 +513,11 @@ func (a *ACP) answer(dst []Event, line []byte, id int64, result, errv gjson.Resu
 		}
 		a.sessionID = jsonString(sid)
 		a.phase = acpReady
+		if method == "session/new" && a.resume != "" {
+			dst = append(dst, Event{Type: TypeError, Source: SourceAgent, Class: ClassSession,
+				Message: "the agent offers neither session/load nor session/resume: session " + a.resume + " is not resumed; a new session instead"})
+			a.resume = ""
+		}
 		model := result.Get("models.currentModelId").Str
 		dst = append(dst, Event{Type: TypeSession, SessionID: a.sessionID, Model: strings.Clone(model), Cwd: a.cwd})
 		held := a.held

@@ -16,7 +16,8 @@ import (
 // the scripts. Every line it reads is appended to DIR/in.jsonl. -init says how it meets
 // initialize: ok (version 1, loadSession), silent (never answers), garbage (prints what is not
 // JSON), exit (exits 3 at once, a line on stderr), error (a JSON-RPC error). session/new
-// answers sessionId s-1; session/load replays DIR/history.jsonl (if any) and answers.
+// answers sessionId s-1; session/load replays DIR/history.jsonl (if any) and answers, or with
+// -die-on-load exits 1.
 //
 // session/prompt number N plays DIR/turnN.jsonl, else DIR/turn.jsonl. In a turn file a line
 // that starts with {"sessionUpdate" is sent as a session/update of s-1, any other JSON line as
@@ -37,6 +38,7 @@ func fakeACP() {
 		dir      = fs.String("dir", ".", "the script's `DIR`")
 		init     = fs.String("init", "ok", "how to meet initialize: ok, silent, garbage, exit, error")
 		ready    = fs.String("ready", "", "create `FILE` (holding the pid) once started")
+		dieLoad  = fs.Bool("die-on-load", false, "exit 1 when asked to load a session")
 		lifetime = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
 	)
 	fs.Parse(os.Args[1:])
@@ -178,6 +180,10 @@ func fakeACP() {
 		case "session/new":
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s-1"}}`, id))
 		case "session/load":
+			if *dieLoad {
+				fmt.Fprintln(os.Stderr, "fakeacp: cannot load session")
+				os.Exit(1)
+			}
 			playLines(filepath.Join(*dir, "history.jsonl"))
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{}}`, id))
 		case "session/prompt":

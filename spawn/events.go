@@ -236,7 +236,13 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 	if ev.Type == stream.TypePermission && ev.Decision == "" && config.StdinConverses(s.spec.Stdin) {
 		s.askedLocked(ev)
 	}
-	if s.moveLocked(s.machine.Event(s.snap, ev, now), now) {
+	next := s.machine.Event(s.snap, ev, now)
+	if s.acp != nil && !s.acp.Open() && ev.Type != stream.TypePermission && ev.Type != stream.TypeResult {
+		// ACP's turns are its prompts: an update that comes after the prompt's answer (or
+		// a session opened with no prompt) is a late note, not a new turn.
+		next = s.machine.Active(s.snap, now)
+	}
+	if s.moveLocked(next, now) {
 		s.writeStatusLocked()
 	}
 	if ev.Type == stream.TypeResult {

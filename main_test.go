@@ -57,6 +57,7 @@ func TestMain(m *testing.M) {
 			main()
 		},
 		"fakeagent": fakeAgent,
+		"fakeacp":   fakeACP,
 		"jj":        fakeJJ,
 	})
 }

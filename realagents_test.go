@@ -35,6 +35,7 @@ var realCLIs = []struct{ bin, pkg string }{
 	{"codex", "@openai/codex"},
 	{"opencode", "opencode-ai"},
 	{"gemini", "@google/gemini-cli"},
+	{"claude-agent-acp", "@agentclientprotocol/claude-agent-acp"},
 }
 
 // realNetnsEnv tells the test binary how it runs: "inside" a network namespace that its parent
@@ -347,7 +348,7 @@ func cmdRealEnv(ts *testscript.TestScript, neg bool, args []string) {
 		retries, args = true, args[1:]
 	}
 	if len(args) != 1 {
-		ts.Fatalf("usage: realenv [-retries] claude|codex|opencode|gemini")
+		ts.Fatalf("usage: realenv [-retries] claude|claude-acp|codex|opencode|gemini")
 	}
 	url := scriptMock(ts).URL()
 	home := ts.MkAbs("home")
@@ -364,7 +365,7 @@ func cmdRealEnv(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	set("HOME", home, "TERM", "dumb")
 	switch args[0] {
-	case "claude":
+	case "claude", "claude-acp": // the ACP adapter runs Claude Code, which reads the same
 		set("ANTHROPIC_BASE_URL", url, "ANTHROPIC_API_KEY", "test-key",
 			"DISABLE_TELEMETRY", "1", "DISABLE_AUTOUPDATER", "1", "DISABLE_ERROR_REPORTING", "1",
 			"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")

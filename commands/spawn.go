@@ -271,7 +271,7 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
-	converse := c.Bool("converse") || kind.Converse
+	converse := c.Bool("converse") || kind.Converse || kind.Stdin == config.StdinACP
 	turns := false
 	if converse {
 		switch kind.ConverseMode() {
@@ -287,12 +287,13 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		Spec: state.Spec{
 			Name: name, Kind: kind.Name, Cwd: dir,
 			Format: kind.Format, Stdin: kind.Stdin, Model: c.String("model"),
-			StopTimeout: durationSetting(c, "timeout", cfg.StopTimeout),
-			IdleAfter:   durationSetting(c, "idle-after", cfg.IdleAfter),
-			StaleAfter:  durationSetting(c, "stale-after", cfg.StaleAfter),
-			StallAfter:  durationSetting(c, "stall-after", cfg.StallAfter),
-			Environ:     spawn.RecordEnviron(os.Environ()),
-			Allow:       cfg.Policy.Allow, Deny: cfg.Policy.Deny,
+			StopTimeout:    durationSetting(c, "timeout", cfg.StopTimeout),
+			ConnectTimeout: state.Duration(cfg.ConnectTimeout),
+			IdleAfter:      durationSetting(c, "idle-after", cfg.IdleAfter),
+			StaleAfter:     durationSetting(c, "stale-after", cfg.StaleAfter),
+			StallAfter:     durationSetting(c, "stall-after", cfg.StallAfter),
+			Environ:        spawn.RecordEnviron(os.Environ()),
+			Allow:          cfg.Policy.Allow, Deny: cfg.Policy.Deny,
 			MaxCost: cfg.MaxCost,
 			OnState: cfg.OnState, HookTimeout: state.Duration(cfg.HookTimeout),
 			ResumePrompt: kind.ResumePrompt,

@@ -30,17 +30,19 @@ type Config struct {
 	StaleAfter   time.Duration
 	StallAfter   time.Duration
 	StopTimeout  time.Duration
-	Restart      Restart
-	MaxAgents    int           // 0: no cap
-	Policy       Policy        // permission requests answered without asking (allow, deny)
-	MaxCost      float64       // an agent's budget in USD; 0: none
-	OnState      []string      // the hook run at each change of state
-	HookTimeout  time.Duration // its bound
-	MaxCostTotal float64       // the run directory's: spawn and send refuse past it; 0: none
-	LogMaxSize   int64         // bytes at which events.ndjson rotates
-	Workspace    Workspace
-	Kinds        map[string]*Kind
-	Files        []string // the files read, user file first
+	// ConnectTimeout bounds the wait for an ACP agent's answer to initialize.
+	ConnectTimeout time.Duration
+	Restart        Restart
+	MaxAgents      int           // 0: no cap
+	Policy         Policy        // permission requests answered without asking (allow, deny)
+	MaxCost        float64       // an agent's budget in USD; 0: none
+	OnState        []string      // the hook run at each change of state
+	HookTimeout    time.Duration // its bound
+	MaxCostTotal   float64       // the run directory's: spawn and send refuse past it; 0: none
+	LogMaxSize     int64         // bytes at which events.ndjson rotates
+	Workspace      Workspace
+	Kinds          map[string]*Kind
+	Files          []string // the files read, user file first
 }
 
 // Restart is the restart policy: restart (on-failure, always, never), max_restarts and the
@@ -66,26 +68,27 @@ type Workspace struct {
 
 // file is the shape of one config file.
 type file struct {
-	DefaultAgent string              `toml:"default_agent"`
-	IdleAfter    *string             `toml:"idle_after"`
-	StaleAfter   *string             `toml:"stale_after"`
-	StallAfter   *string             `toml:"stall_after"`
-	StopTimeout  *string             `toml:"stop_timeout"`
-	Restart      string              `toml:"restart"`
-	MaxRestarts  *int                `toml:"max_restarts"`
-	RestartDelay *string             `toml:"restart_delay"`
-	RestartMax   *string             `toml:"restart_max_delay"`
-	HealthyAfter *string             `toml:"healthy_after"`
-	MaxAgents    *int                `toml:"max_agents"`
-	Allow        []string            `toml:"allow"`
-	MaxCost      *float64            `toml:"max_cost"`
-	OnState      []string            `toml:"on_state"`
-	HookTimeout  *string             `toml:"hook_timeout"`
-	MaxCostTotal *float64            `toml:"max_cost_total"`
-	Deny         []string            `toml:"deny"`
-	LogMaxSize   any                 `toml:"log_max_size"` // a size string or a number of bytes
-	Workspace    *workspaceTable     `toml:"workspace"`
-	Agents       map[string]kindFile `toml:"agents"`
+	DefaultAgent   string              `toml:"default_agent"`
+	IdleAfter      *string             `toml:"idle_after"`
+	StaleAfter     *string             `toml:"stale_after"`
+	StallAfter     *string             `toml:"stall_after"`
+	StopTimeout    *string             `toml:"stop_timeout"`
+	ConnectTimeout *string             `toml:"connect_timeout"`
+	Restart        string              `toml:"restart"`
+	MaxRestarts    *int                `toml:"max_restarts"`
+	RestartDelay   *string             `toml:"restart_delay"`
+	RestartMax     *string             `toml:"restart_max_delay"`
+	HealthyAfter   *string             `toml:"healthy_after"`
+	MaxAgents      *int                `toml:"max_agents"`
+	Allow          []string            `toml:"allow"`
+	MaxCost        *float64            `toml:"max_cost"`
+	OnState        []string            `toml:"on_state"`
+	HookTimeout    *string             `toml:"hook_timeout"`
+	MaxCostTotal   *float64            `toml:"max_cost_total"`
+	Deny           []string            `toml:"deny"`
+	LogMaxSize     any                 `toml:"log_max_size"` // a size string or a number of bytes
+	Workspace      *workspaceTable     `toml:"workspace"`
+	Agents         map[string]kindFile `toml:"agents"`
 }
 
 type workspaceTable struct {
@@ -165,7 +168,9 @@ const (
 	DefaultStaleAfter  = 10 * time.Minute
 	DefaultStallAfter  = 5 * time.Minute
 	DefaultStopTimeout = 30 * time.Second
-	DefaultLogMaxSize  = 64 << 20
+	// DefaultConnectTimeout bounds the wait for an ACP agent's answer to initialize.
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultLogMaxSize     = 64 << 20
 )
 
 // Restart policies.
@@ -197,7 +202,8 @@ var ProjectFiles = []string{"agt.toml", filepath.Join(".agt", "config.toml")}
 func Load(dir string) (*Config, error) {
 	c := &Config{
 		IdleAfter: DefaultIdleAfter, StaleAfter: DefaultStaleAfter, StallAfter: DefaultStallAfter, StopTimeout: DefaultStopTimeout,
-		Restart: DefaultRestart, LogMaxSize: DefaultLogMaxSize,
+		ConnectTimeout: DefaultConnectTimeout,
+		Restart:        DefaultRestart, LogMaxSize: DefaultLogMaxSize,
 		Workspace: Workspace{Mode: "auto", BranchPrefix: "agt/"},
 		Kinds:     Builtins(),
 	}
@@ -293,7 +299,8 @@ func (c *Config) merge(path string) error {
 		{"idle_after", f.IdleAfter, &c.IdleAfter}, {"stale_after", f.StaleAfter, &c.StaleAfter},
 		{"stall_after", f.StallAfter, &c.StallAfter},
 		{"hook_timeout", f.HookTimeout, &c.HookTimeout},
-		{"stop_timeout", f.StopTimeout, &c.StopTimeout}, {"restart_delay", f.RestartDelay, &c.Restart.Delay},
+		{"stop_timeout", f.StopTimeout, &c.StopTimeout}, {"connect_timeout", f.ConnectTimeout, &c.ConnectTimeout},
+		{"restart_delay", f.RestartDelay, &c.Restart.Delay},
 		{"restart_max_delay", f.RestartMax, &c.Restart.MaxDelay}, {"healthy_after", f.HealthyAfter, &c.Restart.HealthyAfter},
 	} {
 		if kv.text != nil {
@@ -455,6 +462,14 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 			return fmt.Errorf("%s: [agents.%s] format %q: want one of %s", path, name, *kf.Format, strings.Join(Formats, ", "))
 		}
 		k.Format = *kf.Format
+	}
+	if kf.Stdin != nil && k.Format == FormatACP {
+		return fmt.Errorf("%s: [agents.%s] stdin %q: an ACP agent speaks the protocol on its stdin; drop stdin", path, name, *kf.Stdin)
+	}
+	if k.Format == FormatACP {
+		k.Stdin = StdinACP
+	} else if k.Stdin == StdinACP {
+		k.Stdin = StdinNone // a built-in ACP kind given another format
 	}
 	if kf.Stdin != nil {
 		if !slices.Contains(StdinModes, *kf.Stdin) {

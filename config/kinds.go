@@ -9,13 +9,17 @@ import (
 )
 
 // Formats a kind's stdout can be in; each has a decoder in package stream.
-var Formats = []string{"claude", "codex", "opencode", "gemini", "text"}
+var Formats = []string{"claude", "codex", "opencode", "gemini", "acp", "text"}
+
+// FormatACP is the Agent Client Protocol: agt is the client, over the agent's stdin and stdout.
+const FormatACP = "acp"
 
 // Stdin modes: "none" gives the agent /dev/null (Codex and opencode hang on an open pipe);
 // "prompt" gives it the prompt as a file it reads to the end, which keeps the prompt out of the
 // process table (argv is readable by every local user); "stream-json" keeps a pipe open and
 // writes the prompt to it as a Claude stream-json user message, so the agent serves turn after
-// turn and waits for input between them.
+// turn and waits for input between them. "acp" is no mode to choose: every kind of format acp
+// has it (the protocol's pipe, kept open; prompts and answers are its requests).
 var StdinModes = []string{"none", "prompt", "stream-json"}
 
 // Stdin modes by name.
@@ -23,7 +27,12 @@ const (
 	StdinNone       = "none"
 	StdinPrompt     = "prompt"
 	StdinStreamJSON = "stream-json"
+	StdinACP        = "acp"
 )
+
+// StdinConverses reports whether a stdin mode is a conversation on a pipe kept open: messages
+// and permission answers are written there.
+func StdinConverses(stdin string) bool { return stdin == StdinStreamJSON || stdin == StdinACP }
 
 // Kind describes one kind of agent: how to start it, how to resume its session, how it takes
 // the prompt and what its output looks like. Argv templates hold $AGT_* tokens (see Tokens),
@@ -52,6 +61,8 @@ type Kind struct {
 	// SessionUUID: agt gives the agent a fresh UUID as $AGT_SESSION_ID at spawn, so its
 	// session is known before it speaks (Claude's --session-id).
 	SessionUUID bool `json:"session_uuid,omitempty"`
+	// Install is the command that installs the kind's program, for the error when it is missing.
+	Install string `json:"install,omitempty"`
 }
 
 // Exec is the kind of any command given after --.
@@ -65,6 +76,7 @@ func Builtins() map[string]*Kind {
 	return map[string]*Kind{
 		"claude": {
 			Name: "claude", DisplayName: "Claude Code", Builtin: true, Format: "claude", Stdin: StdinPrompt,
+			Install:   "npm i -g @anthropic-ai/claude-code",
 			Start:     []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
 			Resume:    []string{"claude", "--output-format", "stream-json", "--verbose", "--include-partial-messages", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS", "-p"},
 			ModelArgs: []string{"--model", "$AGT_MODEL"},
@@ -75,12 +87,14 @@ func Builtins() map[string]*Kind {
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
+			Install:   "npm i -g @openai/codex",
 			Start:     []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS"},
 			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 		},
 		"opencode": {
 			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: StdinPrompt,
+			Install: "npm i -g opencode-ai",
 			// Its errors on stderr: the stream says only "Unexpected server error" for an
 			// unknown model, its log says ProviderModelNotFoundError.
 			Start:     []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "$AGT_ARGS"},
@@ -90,6 +104,7 @@ func Builtins() map[string]*Kind {
 		},
 		"gemini": {
 			Name: "gemini", DisplayName: "Gemini CLI", Builtin: true, Format: "gemini", Stdin: StdinPrompt,
+			Install:   "npm i -g @google/gemini-cli",
 			Start:     []string{"gemini", "-o", "stream-json", "$AGT_ARGS"},
 			Resume:    []string{"gemini", "-o", "stream-json", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
@@ -97,6 +112,27 @@ func Builtins() map[string]*Kind {
 			AutoArgs:  []string{"--approval-mode", "yolo"},
 			// Every agt workspace is a directory Gemini has never been told to trust.
 			Env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+		},
+		// ACP agents: agt is the client of the protocol; sessions resume by it (session/load).
+		"gemini-acp": {
+			Name: "gemini-acp", DisplayName: "Gemini CLI (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
+			Start: []string{"gemini", "--acp", "$AGT_ARGS"}, ModelArgs: []string{"-m", "$AGT_MODEL"},
+			Env:     map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+			Install: "npm i -g @google/gemini-cli",
+		},
+		"opencode-acp": {
+			Name: "opencode-acp", DisplayName: "opencode (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
+			Start: []string{"opencode", "acp", "$AGT_ARGS"}, Install: "npm i -g opencode-ai",
+		},
+		"claude-acp": {
+			// The adapter runs Claude Code through the Agent SDK (its own copy of the binary).
+			// It was @zed-industries/claude-code-acp (binary claude-code-acp) until 0.16.2.
+			Name: "claude-acp", DisplayName: "Claude Code (ACP adapter)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
+			Start: []string{"claude-agent-acp", "$AGT_ARGS"}, Install: "npm i -g @agentclientprotocol/claude-agent-acp",
+		},
+		"codex-acp": {
+			Name: "codex-acp", DisplayName: "Codex (ACP adapter)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
+			Start: []string{"codex-acp", "$AGT_ARGS"}, Install: "npm i -g @zed-industries/codex-acp",
 		},
 		Exec: {
 			Name: Exec, DisplayName: "any command", Builtin: true, Format: "text", Stdin: "none",
@@ -173,7 +209,7 @@ const (
 // prompt on stdin), or "" when it cannot.
 func (k *Kind) ConverseMode() string {
 	switch {
-	case k.Stdin == StdinStreamJSON || len(k.ConverseArgs) > 0:
+	case StdinConverses(k.Stdin) || len(k.ConverseArgs) > 0:
 		return ConverseStdin
 	case len(k.Resume) > 0 && (k.Stdin == StdinPrompt || NeedsPrompt(k.Resume)):
 		return ConverseTurns
@@ -186,6 +222,9 @@ func (k *Kind) CanConverse() bool { return k.ConverseMode() != "" }
 
 // Conversing returns the kind as a spawn with --converse runs it: stdin stream-json.
 func (k *Kind) Conversing() *Kind {
+	if k.Stdin == StdinACP {
+		return k // a conversation already
+	}
 	c := *k
 	c.Stdin = StdinStreamJSON
 	return &c
@@ -205,14 +244,14 @@ func (k *Kind) NeedsPrompt() bool { return NeedsPrompt(k.Start) || k.Stdin == St
 // TakesPrompt reports whether a prompt reaches the kind: in its argv or on its stdin. A plain
 // command (exec) takes one in its environment ($AGT_PROMPT, $AGT_PROMPT_FILE).
 func (k *Kind) TakesPrompt() bool {
-	return k.Name == Exec || NeedsPrompt(k.Start) || k.Stdin == StdinPrompt || k.Stdin == StdinStreamJSON
+	return k.Name == Exec || NeedsPrompt(k.Start) || k.Stdin == StdinPrompt || StdinConverses(k.Stdin)
 }
 
 // PromptVia says how the kind takes its prompt: "stdin", "argv", "env" (a plain command) or ""
 // when it takes none.
 func (k *Kind) PromptVia() string {
 	switch {
-	case k.Stdin == StdinPrompt || k.Stdin == StdinStreamJSON:
+	case k.Stdin == StdinPrompt || StdinConverses(k.Stdin):
 		return "stdin"
 	case NeedsPrompt(k.Start):
 		return "argv"

@@ -57,6 +57,10 @@ func (s *supervisor) endIfIdleLocked() {
 		return
 	}
 	s.endSent = true
+	if s.acp != nil {
+		s.acpw.closeAfter() // the end of its input: the agent exits
+		return
+	}
 	if s.spec.ConverseTurns {
 		close(s.endC) // no next turn: nextTurn, or the main loop between turns, ends
 		return
@@ -94,7 +98,7 @@ func (s *supervisor) control(req Request) Reply {
 // conversingLocked returns the agent's stdin when it is a live conversation, else why not. A
 // conversation of turn processes has no stdin to write to (nil).
 func (s *supervisor) conversingLocked() (*os.File, string) {
-	if s.spec.Stdin != config.StdinStreamJSON && !s.spec.ConverseTurns {
+	if !config.StdinConverses(s.spec.Stdin) && !s.spec.ConverseTurns {
 		return nil, fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)
 	}
 	switch s.snap.State {
@@ -152,6 +156,12 @@ func (s *supervisor) send(req Request) Reply {
 		return Reply{Seq: seq}
 	}
 	s.beginLocked(now)
+	if s.acp != nil {
+		s.acp.Prompt(req.Text)
+		s.acpFlushLocked()
+		s.mu.Unlock()
+		return Reply{Seq: seq}
+	}
 	s.mu.Unlock()
 	if err := s.writeIn(w, userMessage(req.Text)); err != nil {
 		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
@@ -179,6 +189,11 @@ func (s *supervisor) sendQueuedLocked(now time.Time) {
 	msg, w := s.queue[0], s.stdin
 	s.queue = s.queue[1:]
 	s.beginLocked(now)
+	if s.acp != nil {
+		s.acp.Prompt(msg)
+		s.acpFlushLocked()
+		return
+	}
 	go s.writeIn(w, userMessage(msg))
 }
 
@@ -302,6 +317,14 @@ func (s *supervisor) answer(req Request) Reply {
 		return Reply{Error: why}
 	}
 	allow := req.Op == OpApprove
+	if s.acp != nil {
+		// The option of the kind asked for, by its kind: ids differ from agent to agent.
+		if _, err := s.acp.Answer(p.ID, allow, req.Always); err != nil {
+			s.mu.Unlock()
+			return Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
+		}
+		s.acpFlushLocked()
+	}
 	delete(s.perms, p.ID)
 	ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
 	if allow {
@@ -314,6 +337,9 @@ func (s *supervisor) answer(req Request) Reply {
 	}
 	s.mu.Unlock()
 	s.removePermission(p.ID)
+	if s.acp != nil {
+		return Reply{ID: p.ID, Tool: p.Tool}
+	}
 	if err := s.writeIn(w, permissionAnswer(p, allow, req.Always, req.Message)); err != nil {
 		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
 	}
@@ -371,6 +397,16 @@ func (s *supervisor) interrupt() Reply {
 		})
 		return Reply{}
 	}
+	if why == "" && s.acp != nil {
+		// session/cancel; the agent ends the turn with stopReason cancelled.
+		now := time.Now()
+		s.acpCancelLocked(now)
+		if s.waitingForPermissionLocked() {
+			s.beginLocked(now) // the turn ends on its own: running until it says so
+		}
+		s.mu.Unlock()
+		return Reply{}
+	}
 	s.interrupts++
 	id := "agt-interrupt-" + strconv.Itoa(s.interrupts)
 	s.mu.Unlock()
@@ -423,11 +459,19 @@ func permissionAnswer(p *Permission, allow, always bool, message string) []byte 
 // write to the agent.
 func (s *supervisor) decideLocked(ev *stream.Event) []byte {
 	if ev.Type != stream.TypePermission || ev.Decision != "" || s.policy.Empty() ||
-		s.spec.Stdin != config.StdinStreamJSON || s.stdin == nil {
+		!config.StdinConverses(s.spec.Stdin) || s.stdin == nil {
 		return nil
 	}
 	decision, rule := s.policy.Decide(ev.Tool, ev.Input)
 	if decision == "" {
+		return nil
+	}
+	if s.acp != nil {
+		// Answered by the option of its kind; the lines go out after the line's events.
+		if _, err := s.acp.Answer(ev.ID, decision == "allow", false); err != nil {
+			return nil // no such option: a person decides
+		}
+		ev.Decision, ev.Rule = decision, rule
 		return nil
 	}
 	ev.Decision, ev.Rule = decision, rule

@@ -63,6 +63,9 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 	switch {
 	case stderr:
 		s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
+		if s.acp != nil {
+			s.keepStderrLocked(line)
+		}
 		if !truncated {
 			s.events = s.dec.DecodeStderr(s.events, line)
 		}
@@ -94,6 +97,9 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 		if answer != nil {
 			go s.writeIn(s.stdin, answer)
 		}
+	}
+	if s.acp != nil && !stderr {
+		s.acpLineLocked()
 	}
 	if flush || len(s.pending) >= maxPending {
 		s.flushLocked()
@@ -231,10 +237,16 @@ func (s *supervisor) recordLocked(ev *stream.Event) {
 
 // observeLocked feeds an event to the state machine, writing the status when the state moved.
 func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
-	if ev.Type == stream.TypePermission && ev.Decision == "" && s.spec.Stdin == config.StdinStreamJSON {
+	if ev.Type == stream.TypePermission && ev.Decision == "" && config.StdinConverses(s.spec.Stdin) {
 		s.askedLocked(ev)
 	}
-	if s.moveLocked(s.machine.Event(s.snap, ev, now), now) {
+	next := s.machine.Event(s.snap, ev, now)
+	if s.acp != nil && !s.acp.Open() && ev.Type != stream.TypePermission && ev.Type != stream.TypeResult {
+		// ACP's turns are its prompts: an update that comes after the prompt's answer (or
+		// a session opened with no prompt) is a late note, not a new turn.
+		next = s.machine.Active(s.snap, now)
+	}
+	if s.moveLocked(next, now) {
 		s.writeStatusLocked()
 	}
 	if ev.Type == stream.TypeResult {

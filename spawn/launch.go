@@ -38,6 +38,11 @@ func (s *supervisor) start(mode string) (*generation, error) {
 	}
 	g := &generation{spawned: spawned, started: time.Now(), outR: outR, errR: errR}
 	g.readers = s.read(outR, errR)
+	if s.acp != nil {
+		if err := s.connect(g, s.spec.Argv[0]); err != nil {
+			return nil, err
+		}
+	}
 	return g, nil
 }
 
@@ -54,6 +59,12 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	s.next, s.interrupted = nil, false
 	s.mu.Unlock()
 	switch {
+	case s.spec.Stdin == config.StdinACP:
+		// The protocol resumes the session (session/load), which then waits for the next
+		// message, as a conversation does; the argv is the same.
+		if resumed {
+			prompt = nil
+		}
 	case next != nil:
 		// The next turn of a conversation of turn processes: the message is the prompt, in
 		// the session when the agent saved it, else in a fresh one.
@@ -98,7 +109,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return nil, nil, nil, fmt.Errorf("could not start %s: executable not found in $PATH; is it installed?", argv[0])
+			return nil, nil, nil, fmt.Errorf("could not start %s: executable not found in $PATH; is it installed?%s", argv[0], installHint(s.spec.Kind, argv[0]))
 		}
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
 	}
@@ -125,7 +136,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	// Others get /dev/null: Codex and opencode hang on an open pipe.
 	var stdin *os.File
 	switch {
-	case s.spec.Stdin == config.StdinStreamJSON:
+	case config.StdinConverses(s.spec.Stdin):
 		stdin, stdinW, err = os.Pipe()
 	case s.spec.Stdin == config.StdinPrompt && prompt != nil:
 		stdin, err = promptFile(*prompt)
@@ -161,8 +172,16 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 			s.stdin.Close() // the last run's
 		}
 		s.stdin = stdinW
+		if s.acp != nil {
+			resume := ""
+			if resumed {
+				resume = session
+			}
+			// The prompt goes as session/prompt, once the session is open.
+			s.acpStartLocked(stdinW, resume, prompt)
+		}
 		s.mu.Unlock()
-		if prompt != nil {
+		if prompt != nil && s.acp == nil {
 			// The prompt: the first turn.
 			go s.writeIn(stdinW, userMessage(*prompt))
 		}
@@ -217,9 +236,9 @@ func (s *supervisor) session(mode string) (id string, resumed bool) {
 	defer s.mu.Unlock()
 	id = s.status.SessionID // the readers of the last run may still be writing it
 	switch {
-	case mode == StartResume && len(s.spec.Resume) > 0 && id != "" && s.status.Resumable:
+	case mode == StartResume && s.resumes() && id != "" && s.status.Resumable:
 		return id, true
-	case mode == StartResume && len(s.spec.Resume) > 0 && id != "":
+	case mode == StartResume && s.resumes() && id != "":
 		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
 			Message: fmt.Sprintf("session %s was never saved; starting afresh with the original prompt", id)}
 		s.appendLocked(&ev, time.Now())
@@ -290,4 +309,20 @@ func userMessage(prompt string) []byte {
 	b := []byte(`{"type":"user","message":{"role":"user","content":`)
 	b = stream.AppendString(b, prompt)
 	return append(b, `},"parent_tool_use_id":null,"session_id":""}`+"\n"...)
+}
+
+// resumes reports whether the kind can resume a session: by its resume argv, or by the
+// protocol (ACP's session/load).
+func (s *supervisor) resumes() bool {
+	return len(s.spec.Resume) > 0 || s.spec.Stdin == config.StdinACP
+}
+
+// installHint is " (npm i -g …)" when the built-in kind of that name runs program and says how
+// to install it, else "".
+func installHint(kind, program string) string {
+	k, ok := config.Builtins()[kind]
+	if !ok || k.Install == "" || k.Binary() != program {
+		return ""
+	}
+	return " (" + k.Install + ")"
 }

@@ -1,8 +1,11 @@
 package spawn
 
 import (
+	"slices"
 	"testing"
 	"time"
+
+	"agt/config"
 )
 
 func TestBackoff(t *testing.T) {
@@ -55,5 +58,30 @@ func TestBackoffCaps(t *testing.T) {
 	z := backoff{Initial: 0, Max: 0, MaxRestarts: 3}
 	if _, ok, d := z.next(0, 0, 0.7); !ok || d != 0 {
 		t.Fatalf("zero backoff: %v %v", ok, d)
+	}
+}
+
+// TestBackoffDefaults: the default policy (config.DefaultRestart) restarts after 1, 2, 4, 8
+// and 16 s, capped at 30 s, and gives up at the sixth failure in a row.
+func TestBackoffDefaults(t *testing.T) {
+	d := config.DefaultRestart
+	b := backoff{Initial: d.Delay, Max: d.MaxDelay, Healthy: d.HealthyAfter, MaxRestarts: d.MaxRestarts}
+	var got []time.Duration
+	failures := 0
+	for {
+		n, again, delay := b.next(failures, time.Second, 0.5)
+		if !again {
+			break
+		}
+		failures = n
+		got = append(got, delay)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("delays %v, want %v", got, want)
+	}
+	long := backoff{Initial: d.Delay, Max: d.MaxDelay, MaxRestarts: 100}
+	if _, _, delay := long.next(7, time.Second, 0.5); delay != 30*time.Second {
+		t.Errorf("the eighth delay is %v, want the 30s cap", delay)
 	}
 }

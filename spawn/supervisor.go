@@ -97,6 +97,17 @@ type supervisor struct {
 	recordGone     chan struct{}
 	recordGoneOnce sync.Once
 	lock           *state.Lock
+	sigs           signals // the supervisor's own signals, for the waits outside run (connect)
+
+	// ACP agents (stdin "acp"): the client of the protocol (the decoder), the writer of its
+	// lines, a kick for connect at every line decoded, the last stderr lines of the run, and
+	// whether connect has returned and a later failure has ended the run.
+	acp        *stream.ACP
+	acpw       *acpWriter
+	acpKick    chan struct{}
+	stderrTail []string
+	connected  bool
+	acpEnded   bool
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
@@ -187,6 +198,7 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		return err
 	}
 	defer s.close()
+	s.sigs = sigs
 
 	if s.a.Want() == "down" {
 		err := fmt.Errorf("agent %q was stopped before it started", name)
@@ -208,7 +220,11 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	g, err := s.start(mode)
 	if err != nil {
 		s.emitError(err.Error(), true)
-		s.finish(stream.Failed, "start", nil)
+		if errors.Is(err, errStoppedConnecting) {
+			s.finish(stream.Stopped, "stop", nil)
+		} else {
+			s.finish(stream.Failed, "start", nil)
+		}
 		report(readyMsg{Error: err.Error()})
 		return err
 	}
@@ -302,6 +318,10 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			}
 			// Could not start again (the binary is gone?): a failure like any other.
 			s.emitError(err.Error(), false)
+			if errors.Is(err, errStoppedConnecting) {
+				s.finish(stream.Stopped, "stop", nil)
+				return nil
+			}
 			exit, failure = nil, stream.Failure{}
 			failures, again, delay = b.next(failures, 0, mrand.Float64())
 			if !again {
@@ -449,6 +469,10 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		endC:    make(chan struct{}),
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
+		acpKick: make(chan struct{}, 1),
+	}
+	if acp, ok := s.dec.(*stream.ACP); ok {
+		s.acp = acp
 	}
 	s.startStatusWriter()
 	now := time.Now()
@@ -493,7 +517,7 @@ func machineFor(spec *state.Spec) stream.Machine {
 		IdleAfter:  time.Duration(spec.IdleAfter),
 		StaleAfter: time.Duration(spec.StaleAfter),
 		StallAfter: time.Duration(spec.StallAfter),
-		InputOpen:  spec.Stdin == config.StdinStreamJSON || spec.ConverseTurns,
+		InputOpen:  config.StdinConverses(spec.Stdin) || spec.ConverseTurns,
 	}
 	if spec.Format != "" && spec.Format != "text" {
 		m.Mode = stream.Turns

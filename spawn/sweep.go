@@ -79,6 +79,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		s.a.SetWant("down") // already so when agt stop asked (R6); not when a plain SIGTERM did
 		graceAt = s.stopDeadline(time.Now(), true)
 		s.mu.Lock()
+		s.acpStopLocked(time.Now()) // pending requests answered cancelled, before the signal
 		s.setStateLocked(stream.Stopping, reason, time.Now())
 		s.writeStatusLocked()
 		s.mu.Unlock()

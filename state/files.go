@@ -28,12 +28,14 @@ type Spec struct {
 	Argv []string `json:"argv"`
 	Cwd  string   `json:"cwd"`
 	// Env holds the KEY=VALUE pairs given with --env; they may be secrets, the file is 0600.
-	Env         []string  `json:"env,omitempty"`
-	StopTimeout Duration  `json:"stop_timeout"`
-	IdleAfter   Duration  `json:"idle_after"`
-	StaleAfter  Duration  `json:"stale_after"`
-	StallAfter  Duration  `json:"stall_after"`
-	Created     time.Time `json:"created"`
+	Env         []string `json:"env,omitempty"`
+	StopTimeout Duration `json:"stop_timeout"`
+	// ConnectTimeout bounds the wait for an ACP agent's answer to initialize (0: the default).
+	ConnectTimeout Duration  `json:"connect_timeout,omitempty"`
+	IdleAfter      Duration  `json:"idle_after"`
+	StaleAfter     Duration  `json:"stale_after"`
+	StallAfter     Duration  `json:"stall_after"`
+	Created        time.Time `json:"created"`
 	// Environ is the environment of agt spawn, which every start of the agent gets, whoever
 	// restarts it. A variable that looks like a secret is kept by name alone (no "="): a start
 	// takes its value from the environment of the supervisor (the spawn's own, or that of

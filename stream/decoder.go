@@ -1,5 +1,7 @@
 package stream
 
+import "runtime/debug"
+
 // Decoder turns an agent's stdout, one line at a time, into events. Implementations keep the
 // little state a format needs (cumulative cost, the open turn, the last lines of stderr) in
 // bounded memory, and never fail: what they cannot read becomes an "unparsed" event with the raw
@@ -61,8 +63,8 @@ func (Text) End(dst []Event, exit Exit) ([]Event, Failure) {
 // Unparsed returns the event for a line a decoder could not read.
 func Unparsed(line []byte) Event { return Event{Type: TypeUnparsed, Raw: string(line)} }
 
-// ForFormat returns a fresh decoder for a kind's format: claude, codex, opencode, gemini, or
-// text (the default for anything else).
+// ForFormat returns a fresh decoder for a kind's format: claude, codex, opencode, gemini, acp
+// (an *ACP, the client of the protocol), or text (the default for anything else).
 func ForFormat(format string) Decoder {
 	switch format {
 	case "claude":
@@ -73,6 +75,17 @@ func ForFormat(format string) Decoder {
 		return NewOpencode()
 	case "gemini":
 		return NewGemini()
+	case "acp":
+		return NewACP("agt", buildVersion())
 	}
 	return Text{}
+}
+
+// buildVersion is agt's module version as the build recorded it, for the agents that ask who
+// their client is (ACP's clientInfo).
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
 }

@@ -12,7 +12,8 @@
 //	spawned      kind, argv, cwd, workspace, pid
 //	state        from, to, reason
 //	session      session_id, model, cwd (session_id is "" when a decoder learns only the model)
-//	text         text; delta (optional, true: a chunk; the decoders no longer write chunks)
+//	text         text; delta (optional, true: a chunk; the decoders no longer write chunks);
+//	             thought (optional, true: the agent's reasoning, not its answer: ACP's thought chunks)
 //	tool_use     id, tool, input
 //	tool_result  id, tool, ok, output
 //	permission   id, tool, input, options; decision (optional: "deny" or "allow" when the event
@@ -23,7 +24,8 @@
 //	stderr       line; truncated and bytes (optional)
 //	error        message, source, fatal; class (optional: auth, config, rate, transient, session),
 //	             status (optional: the HTTP status of a failed model request), attempt (optional:
-//	             the retry number of a model request the agent retries; fatal is then false)
+//	             the retry number of a model request the agent retries; fatal is then false),
+//	             code (optional: the JSON-RPC error code of an ACP agent's error answer)
 //	restart      attempt, delay_ms, reason
 //	exit         code (null when killed by a signal), signal (null when not)
 //	unparsed     raw; truncated and bytes (optional)
@@ -119,6 +121,8 @@ type Event struct {
 	// text, result; Delta stays for readers of older logs: decoders send whole texts only.
 	Text  string `json:"text,omitempty"`
 	Delta bool   `json:"delta,omitempty"`
+	// text: the agent's reasoning (ACP's agent_thought_chunk), not its answer.
+	Thought bool `json:"thought,omitempty"`
 
 	// tool_use, tool_result, permission
 	ID      string          `json:"id,omitempty"`
@@ -157,7 +161,8 @@ type Event struct {
 	Attempt int   `json:"attempt,omitempty"`
 	DelayMS int64 `json:"delay_ms,omitempty"`
 
-	// exit: Code is null when the agent was killed by a signal.
+	// exit: Code is null when the agent was killed by a signal; error: the JSON-RPC code of an
+	// ACP agent's error answer, absent when nil.
 	Code   *int   `json:"code,omitempty"`
 	Signal string `json:"signal,omitempty"`
 
@@ -213,6 +218,9 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		if e.Delta {
 			dst = append(dst, `,"delta":true`...)
 		}
+		if e.Thought {
+			dst = append(dst, `,"thought":true`...)
+		}
 	case TypeToolUse:
 		dst = appendStringField(dst, "id", e.ID)
 		dst = appendStringField(dst, "tool", e.Tool)
@@ -262,6 +270,9 @@ func (e *Event) AppendJSON(dst []byte) []byte {
 		}
 		if e.Attempt != 0 {
 			dst = appendIntField(dst, "attempt", int64(e.Attempt))
+		}
+		if e.Code != nil {
+			dst = appendIntField(dst, "code", int64(*e.Code))
 		}
 	case TypeRestart:
 		dst = appendIntField(dst, "attempt", int64(e.Attempt))

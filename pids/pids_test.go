@@ -413,3 +413,22 @@ func BenchmarkScan(b *testing.B) {
 		}
 	}
 }
+
+// EPERM from a signal is an error, never evidence either way (R3): not ErrGone, which would
+// let a caller write the process off, and not success, which would count it alive.
+func TestSignalEPERMIsNoEvidence(t *testing.T) {
+	self, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sent(self, unix.EPERM)
+	if err == nil || errors.Is(err, ErrGone) {
+		t.Fatalf("sent(EPERM) = %v, want an error that is not ErrGone", err)
+	}
+	if !errors.Is(err, unix.EPERM) {
+		t.Fatalf("sent(EPERM) = %v, want it to wrap EPERM", err)
+	}
+	if err := sent(self, unix.ESRCH); !errors.Is(err, ErrGone) {
+		t.Fatalf("sent(ESRCH) = %v, want ErrGone", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -302,6 +303,11 @@ type Tree struct {
 	Root      int
 	Env       string
 	GroupOnly bool // for tests: skip the descendant and Env sweeps
+	// Walk says Root is a live child subreaper that every member descends from (the
+	// supervisor: the orphans of its agent come back to it). Members then follows the
+	// kernel's children links down from Root instead of reading all of /proc, so its cost
+	// is the tree's size, not the machine's. The Group and Env tests are not needed then.
+	Walk bool
 	// Spared, when set, lists processes that, with all below them, are never members (the
 	// supervisor's hooks). It is called after /proc is read: a process started before the
 	// read and registered with the start is always known to it.
@@ -314,6 +320,11 @@ type Tree struct {
 
 // Members returns the identities of the tree's live processes, by PID.
 func (t Tree) Members() ([]Identity, error) {
+	if t.Walk && !t.GroupOnly && t.Root > 0 {
+		if procs, ok := descendants(t.Root); ok {
+			return t.walked(procs), nil
+		}
+	}
 	procs, err := Scan()
 	if err != nil {
 		return nil, err
@@ -399,4 +410,108 @@ func SignalAll(ids []Identity, sig syscall.Signal) (n int, err error) {
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// walked is Members over the descendants of Root, in the order descendants found them:
+// parents before children, so that a spared process spares all below it.
+func (t Tree) walked(procs []Proc) []Identity {
+	spared := make(map[int]bool)
+	if t.Spared != nil {
+		for _, pid := range t.Spared() {
+			spared[pid] = true
+		}
+	}
+	self := os.Getpid()
+	var ids []Identity
+	for _, p := range procs {
+		if spared[p.PPID] || spared[p.PID] ||
+			(t.Nested != nil && p.PGID != t.Group && !p.zombie() && t.Nested(p)) {
+			spared[p.PID] = true
+			continue
+		}
+		if p.PID != self && !p.zombie() {
+			ids = append(ids, p.Identity)
+		}
+	}
+	slices.SortFunc(ids, func(a, b Identity) int { return a.PID - b.PID })
+	return ids
+}
+
+// descendants returns the processes below root (root left out), parents before their
+// children, from /proc/PID/task/TID/children: only the tree is read. ok is false when the
+// kernel has no children files (CONFIG_PROC_CHILDREN), or root is gone.
+func descendants(root int) (procs []Proc, ok bool) {
+	kids, ok := children(root)
+	if !ok {
+		return nil, false
+	}
+	seen := map[int]bool{root: true}
+	for len(kids) > 0 {
+		pid := kids[0]
+		kids = kids[1:]
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		p, err := readProc(pid)
+		if err != nil {
+			continue // exited since its parent listed it
+		}
+		procs = append(procs, p)
+		more, _ := children(pid)
+		kids = append(kids, more...)
+	}
+	return procs, true
+}
+
+// children lists the children of every thread of pid.
+func children(pid int) ([]int, bool) {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, false
+	}
+	tids, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, false
+	}
+	var kids []int
+	found := false
+	var buf [4096]byte
+	for _, tid := range tids {
+		b, err := readAll(dir+"/"+tid+"/children", buf[:0])
+		if err != nil {
+			continue // a thread that exited; or no children files at all (checked below)
+		}
+		found = true
+		for f := range bytes.FieldsSeq(b) {
+			if n, err := strconv.Atoi(string(f)); err == nil && n > 0 {
+				kids = append(kids, n)
+			}
+		}
+	}
+	return kids, found
+}
+
+// readAll reads a whole /proc file into b.
+func readAll(path string, b []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF || n == 0 && err == nil {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }

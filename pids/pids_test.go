@@ -353,6 +353,8 @@ func TestTreeMembers(t *testing.T) {
 	}{
 		{"env sweep", Tree{Env: kv}, []Identity{leader, child, outsider}, nil},
 		{"descendants", Tree{Root: self}, nil, []Identity{leader, child, outsider}},
+		{"walked descendants", Tree{Root: self, Walk: true}, nil, []Identity{leader, child, outsider}},
+		{"walked, spared", Tree{Root: self, Walk: true, Spared: func() []int { return []int{leader.PID, outsider.PID} }}, nil, nil},
 		{"group only", Tree{Leader: leader, Group: leader.PID, Root: self, Env: kv, GroupOnly: true}, group, nil},
 		{"group with leader alive", Tree{Leader: leader, Group: leader.PID}, group, nil},
 		{"reused leader, no evidence", Tree{Leader: stale, Group: leader.PID, GroupOnly: true}, nil, nil},
@@ -361,6 +363,15 @@ func TestTreeMembers(t *testing.T) {
 		{"union", Tree{Leader: leader, Group: leader.PID, Root: self, Env: kv}, nil, []Identity{leader, child, outsider}},
 	} {
 		got := members(t, c.tree)
+		if c.name == "walked, spared" {
+			// Spared with all below them: the leader's child goes too.
+			for _, id := range []Identity{leader, child, outsider} {
+				if slices.Contains(got, id) {
+					t.Errorf("%s: Members = %v, holds spared %v", c.name, got, id)
+				}
+			}
+			continue
+		}
 		slices.SortFunc(c.want, func(a, b Identity) int { return a.PID - b.PID })
 		if c.include == nil && !slices.Equal(got, c.want) {
 			t.Errorf("%s: Members = %v, want %v", c.name, got, c.want)

@@ -223,7 +223,7 @@ func (s *supervisor) nextTurn(sigs signals, exit *stream.Exit) (*generation, err
 	s.mu.Unlock()
 	due := time.NewTimer(time.Hour)
 	defer due.Stop()
-	var goneCheck <-chan time.Time // without inotify, as in run
+	var goneCheck <-chan time.Time // without dnotify, as in run
 	if s.gone == nil {
 		t := time.NewTicker(goneCheckEvery)
 		defer t.Stop()

@@ -1,42 +1,45 @@
 package spawn
 
 import (
-	"agt/pids"
-	"agt/state"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"agt/pids"
+	"agt/state"
 )
 
 // watchGone returns a channel that closes when the agent's directory is removed or moved away
 // (R10): a supervisor whose record is gone stops its agent instead of carrying on blind. It
-// watches the parent directory (agents/) for entries deleted or moved out, and asks stillThere
-// on each, so writes inside the agent's own directory never wake it. It costs one inotify
-// descriptor (close-on-exec) and one blocked goroutine. nil when inotify is not available.
+// watches the parent directory (agents/) for entries deleted or renamed, and asks stillThere
+// on each, so writes inside the agent's own directory never wake it. It uses dnotify, a
+// signal (SIGIO) on a directory descriptor, not inotify: inotify instances are limited per
+// user (128 by default), and a thousand supervisors holding one each would leave none to the
+// user's editor (issue 16). It costs one descriptor (close-on-exec), no thread and no wakeup
+// until an entry of agents/ goes. nil when the kernel has no dnotify.
 func watchGone(dir string, stillThere func() bool) <-chan struct{} {
-	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	fd, err := unix.Open(filepath.Dir(dir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	mask := uint32(unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_DELETE_SELF | unix.IN_MOVE_SELF)
-	if _, err := unix.InotifyAddWatch(fd, filepath.Dir(dir), mask); err != nil {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGIO)
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_NOTIFY, dnDelete|dnRename|dnMultishot); err != nil {
+		signal.Stop(sigs)
 		unix.Close(fd)
 		return nil
 	}
 	gone := make(chan struct{})
 	go func() {
-		defer unix.Close(fd)
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := unix.Read(fd, buf)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n <= 0 || !stillThere() {
+		for range sigs {
+			if !stillThere() {
+				signal.Stop(sigs)
+				unix.Close(fd)
 				close(gone)
 				return
 			}
@@ -44,6 +47,13 @@ func watchGone(dir string, stillThere func() bool) <-chan struct{} {
 	}()
 	return gone
 }
+
+// dnotify's events (linux/fcntl.h): an entry deleted, an entry renamed, and keep notifying.
+const (
+	dnDelete    = 0x00000008
+	dnRename    = 0x00000010
+	dnMultishot = 0x80000000
+)
 
 // processName is what supervisors call themselves, in top and ps -o comm.
 const processName = "agt-supervise"

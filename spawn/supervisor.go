@@ -41,7 +41,7 @@ var TestOnlyUnkillable func(pid int) bool
 // ReasonSurvivors is the reason of an agent failed because part of its tree outlived SIGKILL.
 const ReasonSurvivors = "survivors"
 
-// goneCheckEvery is how often a supervisor without inotify checks that its directory exists.
+// goneCheckEvery is how often a supervisor without dnotify checks that its directory exists.
 const goneCheckEvery = 5 * time.Second
 
 // cleanupGrace is how long processes left behind by an agent that exited on its own get between

@@ -24,6 +24,7 @@ func (s *supervisor) tree() pids.Tree {
 		Root:      os.Getpid(),
 		Env:       "AGT_INSTANCE=" + s.instance,
 		GroupOnly: TestOnlyGroupKillOnly,
+		Walk:      true, // we are the subreaper every member descends from
 		Nested:    nestedSupervisor,
 		Spared:    s.hooks.pids,
 	}
@@ -43,8 +44,8 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 	)
 	defer due.Stop()
 	defer flush.Stop()
-	// Without inotify (its per-user limit of instances is shared by every supervisor), the
-	// removal of the agent's directory is noticed by a check every few seconds instead.
+	// Without dnotify (a kernel built without it), the removal of the agent's directory is
+	// noticed by a check every few seconds instead.
 	var goneCheck <-chan time.Time
 	if s.gone == nil {
 		t := time.NewTicker(goneCheckEvery)

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -110,6 +111,7 @@ func TestScripts(t *testing.T) {
 			"procs":     cmdProcs,
 			"spread":    cmdSpread,
 			"nozombies": cmdNoZombies,
+			"plainagt":  cmdPlainAgt,
 		},
 	})
 }
@@ -653,4 +655,32 @@ func cmdNoZombies(ts *testscript.TestScript, neg bool, args []string) {
 			return true
 		})
 	}
+}
+
+// plainAgt is agt built without the race detector, once per test process: a script that runs
+// hundreds of supervisors needs their real size (a supervisor of the race-instrumented test
+// binary takes ten times the memory).
+var plainAgt = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "agt-plain-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "agt")
+	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build agt: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// plainagt VAR: build agt without the race detector (once) and set VAR to its path.
+func cmdPlainAgt(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "plainagt")
+	if len(args) != 1 {
+		ts.Fatalf("usage: plainagt VAR")
+	}
+	bin, err := plainAgt()
+	ts.Check(err)
+	ts.Setenv(args[0], bin)
 }

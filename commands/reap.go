@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/spawn"
+	"agt/state"
 	"agt/stream"
 	"agt/workspace"
 )
@@ -95,6 +96,19 @@ func runReap(c *cli.Context) error {
 	}
 	reg, dry := registry(c), c.Bool("dry-run")
 	failed := false
+	// The lost are reaped together first: one read of /proc serves all their trees.
+	reaped := make(map[string]spawn.ReapResult)
+	if !dry {
+		var lost []*state.Agent
+		for _, a := range agents {
+			if spawn.Observe(a).State == stream.Lost {
+				lost = append(lost, a)
+			}
+		}
+		for i, r := range spawn.ReapAll(lost) {
+			reaped[lost[i].Name] = r
+		}
+	}
 	for _, a := range agents {
 		st := spawn.Observe(a)
 		var r *reapResult
@@ -125,21 +139,22 @@ func runReap(c *cli.Context) error {
 					r.Kept = ws
 				}
 			}
-		case st.State != stream.Lost:
-			continue
-		case dry:
+		case dry && st.State == stream.Lost:
 			r = &reapResult{Name: a.Name, Action: "would reap", Reason: st.Reason}
 		default:
-			reaped, err := spawn.Reap(a)
-			if err != nil {
-				warn(c, "reap", a.Name, err)
+			res, ok := reaped[a.Name]
+			if !ok {
+				continue
+			}
+			if res.Err != nil {
+				warn(c, "reap", a.Name, res.Err)
 				failed = true
 				continue
 			}
-			if reaped == nil {
+			if res.Reaped == nil {
 				continue // a supervisor came back, or another reap got there first
 			}
-			r = &reapResult{Name: a.Name, Action: "reap", From: reaped.From, Reason: reaped.Reason, Killed: &reaped.Killed}
+			r = &reapResult{Name: a.Name, Action: "reap", From: res.Reaped.From, Reason: res.Reaped.Reason, Killed: &res.Reaped.Killed}
 		}
 		if err := out.line(r, r.human()); err != nil {
 			return err

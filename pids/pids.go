@@ -325,14 +325,65 @@ func (t Tree) Members() ([]Identity, error) {
 			return t.walked(procs), nil
 		}
 	}
+	snap, err := TakeSnapshot()
+	if err != nil {
+		return nil, err
+	}
+	return t.MembersIn(snap), nil
+}
+
+// Snapshot is one read of /proc that many trees can be matched against (agt reap over a
+// thousand lost agents): what a tree asks of a process, its children and its environment, is
+// worked out once for all of them.
+type Snapshot struct {
+	Procs    []Proc
+	children map[int][]int
+	env      map[string]map[int]string // variable name → pid → its "NAME=value" entry, "" if none
+}
+
+// TakeSnapshot reads /proc.
+func TakeSnapshot() (*Snapshot, error) {
 	procs, err := Scan()
 	if err != nil {
 		return nil, err
 	}
-	children := make(map[int][]int)
+	s := &Snapshot{Procs: procs, children: make(map[int][]int), env: make(map[string]map[int]string)}
 	for _, p := range procs {
-		children[p.PPID] = append(children[p.PPID], p.PID)
+		s.children[p.PPID] = append(s.children[p.PPID], p.PID)
 	}
+	return s, nil
+}
+
+// hasEnv is HasEnv, each process's environment read at most once per variable name.
+func (s *Snapshot) hasEnv(pid int, kv string) bool {
+	i := strings.IndexByte(kv, '=')
+	if i < 0 || pid <= 0 {
+		return false
+	}
+	name := kv[:i+1]
+	byPID := s.env[name]
+	if byPID == nil {
+		byPID = make(map[int]string)
+		s.env[name] = byPID
+	}
+	entry, ok := byPID[pid]
+	if !ok {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil {
+			for e := range bytes.SplitSeq(b, []byte{0}) {
+				if bytes.HasPrefix(e, []byte(name)) {
+					entry = string(e)
+					break
+				}
+			}
+		}
+		byPID[pid] = entry
+	}
+	return entry == kv
+}
+
+// MembersIn is Members over a snapshot of /proc.
+func (t Tree) MembersIn(s *Snapshot) []Identity {
+	procs, children := s.Procs, s.children
 	// Another agent's supervisor (spawned from inside this agent, then adopted by our
 	// subreaper) is not ours, nor is anything below it.
 	spared := make(map[int]bool)
@@ -367,7 +418,7 @@ func (t Tree) Members() ([]Identity, error) {
 			}
 		}
 	}
-	hasEnv := func(pid int) bool { return t.Env != "" && HasEnv(pid, t.Env) }
+	hasEnv := func(pid int) bool { return t.Env != "" && s.hasEnv(pid, t.Env) }
 	leaderAlive := t.Leader.Alive()
 
 	self := os.Getpid()
@@ -383,7 +434,7 @@ func (t Tree) Members() ([]Identity, error) {
 		}
 	}
 	slices.SortFunc(ids, func(a, b Identity) int { return a.PID - b.PID })
-	return ids, nil
+	return ids
 }
 
 // Signal sends sig to every member of the tree, each through Signal, and

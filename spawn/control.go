@@ -173,6 +173,58 @@ type Reaped struct {
 // final status. It returns nil when there was nothing to do (the supervisor lives, or the
 // agent is already final), so a second reap does nothing.
 func Reap(a *state.Agent) (*Reaped, error) {
+	r := ReapAll([]*state.Agent{a})
+	return r[0].Reaped, r[0].Err
+}
+
+// ReapResult is what ReapAll did to one agent: Reaped is nil when there was nothing to do.
+type ReapResult struct {
+	Reaped *Reaped
+	Err    error
+}
+
+// ReapAll reaps agents as Reap does, together: one read of /proc serves every tree, and the
+// trees are killed side by side, so reaping a thousand lost agents costs a few scans, not two
+// per agent.
+func ReapAll(agents []*state.Agent) []ReapResult {
+	results := make([]ReapResult, len(agents))
+	var jobs []*reaping
+	for i, a := range agents {
+		rp, err := startReap(a)
+		results[i].Err = err
+		if rp != nil {
+			rp.i = i
+			jobs = append(jobs, rp)
+		}
+	}
+	var trees []pids.Tree
+	for _, rp := range jobs {
+		if rp.tree != nil {
+			trees = append(trees, *rp.tree)
+		}
+	}
+	killed := killTrees(trees)
+	for _, rp := range jobs {
+		if rp.tree != nil {
+			rp.r.Killed, killed = killed[0], killed[1:]
+		}
+		results[rp.i].Reaped, results[rp.i].Err = rp.finish()
+	}
+	return results
+}
+
+// reaping is one agent being reaped: its lock held, its status read, its tree to kill.
+type reaping struct {
+	i    int
+	a    *state.Agent
+	lock *state.Lock
+	st   *state.Status
+	r    *Reaped
+	tree *pids.Tree // nil: nothing to signal
+}
+
+// startReap takes a's lock and says what is to be done; nil when nothing is.
+func startReap(a *state.Agent) (*reaping, error) {
 	lock, err := a.Lock()
 	if errors.Is(err, state.ErrLocked) {
 		return nil, nil
@@ -180,7 +232,6 @@ func Reap(a *state.Agent) (*Reaped, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer lock.Close()
 	if _, err := a.RemoveStaleTemps(); err != nil {
 		fmt.Fprintf(os.Stderr, "agt: reap %s: %v\n", a.Name, err)
 	}
@@ -189,22 +240,28 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		st = &state.Status{Name: a.Name, State: Unknown}
 	}
 	if stream.IsFinal(st.State) {
+		lock.Close()
 		return nil, nil
 	}
-	r := &Reaped{Name: a.Name, From: st.State, Reason: "supervisor-lost"}
+	rp := &reaping{a: a, lock: lock, st: st, r: &Reaped{Name: a.Name, From: st.State, Reason: "supervisor-lost"}}
 	if spawnLost(a, st) {
-		r.Reason = "spawn-lost"
+		rp.r.Reason = "spawn-lost"
 	}
 	boot, _ := pids.BootID()
 	leader, _ := readIdentity(a, state.AgentPIDFile)
 	if leader.Boot != "" && leader.Boot != boot {
 		// After a reboot nothing recorded names our processes any more: signal nothing (R1).
-		r.Reason = "reboot"
+		rp.r.Reason = "reboot"
 	} else if leader.PID > 0 || st.Instance != "" {
-		t := pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Nested: nestedSupervisor}
-		r.Killed = killTree(t)
+		rp.tree = &pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Nested: nestedSupervisor}
 	}
+	return rp, nil
+}
 
+// finish records the end, once the tree is gone, and lets go of the lock.
+func (rp *reaping) finish() (*Reaped, error) {
+	defer rp.lock.Close()
+	a, st, r := rp.a, rp.st, rp.r
 	if end := endInLog(a); end != nil {
 		// The supervisor wrote the end to the log but died before status.json took it (a
 		// full disk): that end is the truth, not a guess (R4).
@@ -213,7 +270,7 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		if end.Code != nil || end.Signal != "" {
 			st.ExitCode, st.Signal = end.Code, end.Signal
 		}
-		return r, lock.WriteStatus(st)
+		return r, rp.lock.WriteStatus(st)
 	}
 	log, last, err := state.OpenLog(a.Path(state.EventsFile))
 	if err != nil {
@@ -226,7 +283,7 @@ func Reap(a *state.Agent) (*Reaped, error) {
 		return nil, fmt.Errorf("append to events of %s: %w", a.Name, err)
 	}
 	st.State, st.Reason, st.Since, st.Updated, st.LastSeq = stream.Stopped, r.Reason, now, now, last+1
-	if err := lock.WriteStatus(st); err != nil {
+	if err := rp.lock.WriteStatus(st); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -288,23 +345,39 @@ func readIdentity(a *state.Agent, file string) (pids.Identity, error) {
 	return pids.Parse(line)
 }
 
-// killTree sends SIGTERM to the tree, gives it a moment, then SIGKILLs what is left and
-// returns how many processes it signalled at first.
-func killTree(t pids.Tree) int {
-	n, _ := t.Signal(syscall.SIGTERM)
-	deadline := time.Now().Add(cleanupGrace)
-	for time.Now().Before(deadline) {
-		if m, err := t.Members(); err == nil && len(m) == 0 {
-			return n
-		}
-		time.Sleep(20 * time.Millisecond)
+// killTrees sends SIGTERM to every tree, gives them a moment, then SIGKILLs what is left, and
+// returns how many processes of each it signalled at first. Each look at what is left is one
+// read of /proc for all the trees.
+func killTrees(trees []pids.Tree) []int {
+	n := make([]int, len(trees))
+	if len(trees) == 0 {
+		return n
 	}
-	for i := 0; i < 50; i++ {
-		m, err := t.Members()
-		if err == nil && len(m) == 0 {
+	snap, err := pids.TakeSnapshot()
+	if err != nil {
+		return n
+	}
+	for i, t := range trees {
+		n[i], _ = pids.SignalAll(t.MembersIn(snap), syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(cleanupGrace)
+	for time.Now().Before(deadline.Add(survivorWait)) {
+		snap, err := pids.TakeSnapshot()
+		if err != nil {
 			break
 		}
-		pids.SignalAll(m, syscall.SIGKILL)
+		left := false
+		for _, t := range trees {
+			if m := t.MembersIn(snap); len(m) > 0 {
+				left = true
+				if !time.Now().Before(deadline) {
+					pids.SignalAll(m, syscall.SIGKILL)
+				}
+			}
+		}
+		if !left {
+			break
+		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	return n

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"agt/stream"
 )
 
-// Formats a kind's stdout can be in; each has a decoder in package stream.
-var Formats = []string{"claude", "codex", "opencode", "gemini", "acp", "text"}
+// Formats a kind's stdout can be in: those package stream has a decoder for.
+var Formats = stream.Formats()
 
 // FormatACP is the Agent Client Protocol: agt is the client, over the agent's stdin and stdout.
 const FormatACP = "acp"

@@ -66,19 +66,36 @@ func Unparsed(line []byte) Event { return Event{Type: TypeUnparsed, Raw: string(
 // ForFormat returns a fresh decoder for a kind's format: claude, codex, opencode, gemini, acp
 // (an *ACP, the client of the protocol), or text (the default for anything else).
 func ForFormat(format string) Decoder {
-	switch format {
-	case "claude":
-		return NewClaude()
-	case "codex":
-		return NewCodex()
-	case "opencode":
-		return NewOpencode()
-	case "gemini":
-		return NewGemini()
-	case "acp":
-		return NewACP("agt", buildVersion())
+	for _, f := range decoders {
+		if f.name == format {
+			return f.decoder()
+		}
 	}
 	return Text{}
+}
+
+// decoders is every format agt decodes, and the decoder of each: the one table that agt.toml's
+// format key is checked against (Formats) and ForFormat chooses from, so that a format without
+// a decoder cannot exist.
+var decoders = []struct {
+	name    string
+	decoder func() Decoder
+}{
+	{"claude", func() Decoder { return NewClaude() }},
+	{"codex", func() Decoder { return NewCodex() }},
+	{"opencode", func() Decoder { return NewOpencode() }},
+	{"gemini", func() Decoder { return NewGemini() }},
+	{"acp", func() Decoder { return NewACP("agt", buildVersion()) }},
+	{"text", func() Decoder { return Text{} }},
+}
+
+// Formats lists the formats agt decodes.
+func Formats() []string {
+	names := make([]string, len(decoders))
+	for i, f := range decoders {
+		names[i] = f.name
+	}
+	return names
 }
 
 // buildVersion is agt's module version as the build recorded it, for the agents that ask who

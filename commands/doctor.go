@@ -107,6 +107,16 @@ func doctorChecks(runDir string) []doctorCheck {
 		"/proc lists every process: a stop also finds setsid grandchildren by their AGT_INSTANCE",
 		fmt.Sprintf("/proc cannot be read (%v): stops reach the process group and the adopted orphans only", err))
 
+	_, err = os.Stat(fmt.Sprintf("/proc/%d/task/%d/children", os.Getpid(), os.Getpid()))
+	add("children links", err == nil,
+		"supervisors follow /proc's children links down their agent's tree: a stop costs the tree's size, not the machine's",
+		"no /proc children links (a kernel without CONFIG_PROC_CHILDREN): each supervisor's stop reads all of /proc")
+
+	err = dnotifyWorks()
+	add("dnotify", err == nil,
+		"supervisors notice a removed record at once through dnotify, which takes none of the user's inotify instances",
+		fmt.Sprintf("no dnotify (%v): supervisors check every 5 s that their record exists", err))
+
 	used, limit := inotifyUse()
 	add("inotify", limit == 0 || used < limit,
 		fmt.Sprintf("%d of %d inotify instances in use by this user: tail -f and wait wake at once", used, limit),
@@ -129,6 +139,17 @@ func doctorChecks(runDir string) []doctorCheck {
 		false: "no cgroup v2; agt neither needs nor uses it",
 	}[err == nil]})
 	return out
+}
+
+// dnotifyWorks asks the kernel for dnotify on a directory, for no events: it changes nothing.
+func dnotifyWorks() error {
+	fd, err := unix.Open("/", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_NOTIFY, 0)
+	return err
 }
 
 // inotifyUse counts the inotify instances this user's processes hold, and the per-user limit

@@ -329,8 +329,15 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 		s.status.Error = "" // the last failure was cured
 	}
 	s.setStateLocked(state, reason, now)
+	failing := time.Now()
 	for wait := 50 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
 		if s.flushLocked(); len(s.pending) == 0 {
+			break
+		}
+		if !healable(s.writeErr) && time.Since(failing) > giveUpAfter {
+			s.final = false // dropped and counted, as a live write would be
+			s.flushLocked()
+			s.final = true
 			break
 		}
 		s.mu.Unlock()

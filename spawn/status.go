@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -21,12 +22,14 @@ import (
 
 // statusWriter is the supervisor's part of the writer; mu guards it.
 type statusWriter struct {
-	next     *state.Status // the newest status not yet written; nil when status.json is current
-	gen      uint64        // generation of next, counting every status handed over
-	tried    uint64        // the newest generation tried: the events before it may go to the log
-	failing  error         // the last write's error, while writes fail
-	wake     chan struct{} // a new status to write
-	progress *sync.Cond    // on mu: a write was tried
+	next    *state.Status // the newest status not yet written; nil when status.json is current
+	gen     uint64        // generation of next, counting every status handed over
+	tried   uint64        // the newest generation tried: the events before it may go to the log
+	failing error         // the last write's error, while writes fail
+	// failingSince is when writes began to fail.
+	failingSince time.Time
+	wake         chan struct{} // a new status to write
+	progress     *sync.Cond    // on mu: a write was tried
 }
 
 // TestOnlySlowStatus, when set, is called before each status write: tests inject a slow disk
@@ -88,10 +91,18 @@ func (s *supervisor) writeStatuses() {
 		err := s.writeStatusFile(st)
 		s.mu.Lock()
 		w.tried = max(w.tried, gen)
+		if err != nil && w.failing == nil {
+			w.failingSince = time.Now()
+		}
 		if err != nil && s.lock.Check() != nil {
 			// The record was removed, or the run directory moved away (R10): there is nowhere
 			// to write to, and the main loop stops the agent.
 			s.recordGoneOnce.Do(func() { close(s.recordGone) })
+			w.next, w.failing = nil, nil
+		} else if err != nil && s.final && !healable(err) && time.Since(w.failingSince) > giveUpAfter {
+			// Not a full disk, and no better after a minute: the end stays in the log, which
+			// agt reap reads back.
+			fmt.Fprintf(os.Stderr, "agt supervise %s: %v; giving up on status.json\n", s.spec.Name, err)
 			w.next, w.failing = nil, nil
 		} else if err != nil {
 			if w.failing == nil {
@@ -130,4 +141,13 @@ func (s *supervisor) syncStatusLocked(written bool) {
 	for gen := s.sw.gen; s.sw.tried < gen || written && s.sw.next != nil; {
 		s.sw.progress.Wait()
 	}
+}
+
+// giveUpAfter is how long the end is written again against an error that no freed space cures.
+const giveUpAfter = time.Minute
+
+// healable reports whether a write error is one that time cures, as space is freed: the end is
+// written again until it lands, however long that takes.
+func healable(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
 }

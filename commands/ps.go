@@ -174,13 +174,7 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 		if st.CostUSD != nil {
 			st.CostUSD = roundUSD(*st.CostUSD) // sums of the agents' floats carry noise
 		}
-		rows = append(rows, psRow{
-			Name: a.Name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error, PID: st.PID,
-			Started: st.Started, Updated: st.Updated, Since: st.Since, Activity: st.Activity, Doing: st.Doing,
-			Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
-			SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, MaxCost: st.MaxCost, Usage: st.Usage,
-			Workspace: st.Workspace,
-		})
+		rows = append(rows, rowOf(a.Name, st))
 	}
 	if quiet {
 		var b strings.Builder
@@ -208,6 +202,19 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 	}
 	_, err := out.w.Write(buf)
 	return err
+}
+
+// rowOf is the ps row of an agent's status. A field of ps is a field of psRow, copied here from
+// the status field of the same name and written by appendJSON; TestPsRowFields fails when one
+// of the three is left out.
+func rowOf(name string, st *state.Status) psRow {
+	return psRow{
+		Name: name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error, PID: st.PID,
+		Started: st.Started, Updated: st.Updated, Since: st.Since, Activity: st.Activity, Doing: st.Doing,
+		Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
+		SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, MaxCost: st.MaxCost, Usage: st.Usage,
+		Workspace: st.Workspace,
+	}
 }
 
 // appendJSON appends r as json.Marshal would (HTML characters aside, which it leaves as they

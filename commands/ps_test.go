@@ -8,12 +8,16 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+
+	"github.com/tidwall/gjson"
 )
 
 // TestPsRowJSON checks the hand-written encoder of ps rows against encoding/json.
@@ -152,5 +156,64 @@ func TestFastSuperviseArgs(t *testing.T) {
 		if handled, _ := FastSupervise(args); handled {
 			t.Errorf("%q: handled by the fast path", args)
 		}
+	}
+}
+
+// TestPsRowFields fills every field of a status, and checks that each field of psRow is
+// copied from it (rowOf) and written by appendJSON: adding a ps field to one place and not
+// the others fails here.
+func TestPsRowFields(t *testing.T) {
+	var st state.Status
+	fill(reflect.ValueOf(&st).Elem())
+	row := rowOf("n", &st)
+	rv := reflect.ValueOf(row)
+	for i := 0; i < rv.NumField(); i++ {
+		f := rv.Type().Field(i)
+		if rv.Field(i).IsZero() {
+			t.Errorf("psRow.%s is not copied from the status by rowOf", f.Name)
+		}
+		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !gjson.GetBytes(row.appendJSON(nil), key).Exists() {
+			t.Errorf("psRow.%s (%q) is not written by appendJSON", f.Name, key)
+		}
+	}
+}
+
+// fill sets every field of v to a value that is not zero.
+func fill(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Field(i).CanSet() {
+				fill(v.Field(i))
+			}
+		}
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem())
+	case reflect.String:
+		v.SetString("x")
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		v.SetInt(7)
+	case reflect.Uint64, reflect.Uint32, reflect.Uint:
+		v.SetUint(7)
+	case reflect.Float64:
+		v.SetFloat(1.5)
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 { // json.RawMessage
+			v.SetBytes([]byte(`{"type":"none"}`))
+			return
+		}
+		s := reflect.MakeSlice(v.Type(), 1, 1)
+		fill(s.Index(0))
+		v.Set(s)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
 	}
 }

@@ -26,6 +26,9 @@ import (
 	"agt/spawn"
 )
 
+// testEpoch is when the clock of AGT_TEST_CLOCK starts.
+var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // testMarker is set in the environment of everything a script starts, so the cleanup finds
 // every process a script left behind, supervisors and setsid grandchildren included.
 const testMarker = "AGT_TEST_SCRIPT"
@@ -39,6 +42,15 @@ func TestMain(m *testing.M) {
 			}
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
 				spawn.TestOnlyRanFor = d
+			}
+			if clock := os.Getenv("AGT_TEST_CLOCK"); clock != "" {
+				// The supervisor's clock stands at 2026-01-01 00:00:00 UTC plus the duration
+				// the file holds (0 while there is none): the script moves it.
+				spawn.TestOnlyClock = func() time.Time {
+					b, _ := os.ReadFile(clock)
+					d, _ := time.ParseDuration(strings.TrimSpace(string(b)))
+					return testEpoch.Add(d)
+				}
 			}
 			if full := os.Getenv("AGT_TEST_DISK_FULL"); full != "" {
 				// The disk is full while this file exists.

@@ -83,6 +83,9 @@ type supervisor struct {
 	lost        int64           // events dropped since the last successful write
 	gone        <-chan struct{} // closes when the agent's directory is removed
 	lock        *state.Lock
+	term        *terminal       // a terminal agent's pty, log and clients; nil for others
+	text        stream.TermText // a terminal agent's output as text
+	typePrompt  *string         // a terminal agent's prompt, typed once it first waits
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
@@ -421,6 +424,9 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
 	}
+	if spec.TTY {
+		s.term = newTerminal(spec, a)
+	}
 	now := time.Now()
 	s.status = state.Status{
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
@@ -465,7 +471,10 @@ func machineFor(spec *state.Spec) stream.Machine {
 		StallAfter: time.Duration(spec.StallAfter),
 		InputOpen:  spec.Stdin == config.StdinStreamJSON || spec.ConverseTurns,
 	}
-	if spec.Format != "" && spec.Format != "text" {
+	switch {
+	case spec.TTY:
+		m.Mode, m.Prompts = stream.Terminal, prompts(spec)
+	case spec.Format != "" && spec.Format != "text":
 		m.Mode = stream.Turns
 	}
 	return m
@@ -503,6 +512,9 @@ func (s *supervisor) close() {
 		s.log.Close()
 	}
 	s.mu.Unlock()
+	if s.term != nil {
+		s.term.end() // attached clients get the last output, then the end
+	}
 	if s.hooks != nil {
 		// The final status is written: let go of the lock, so that agt wait and agt stop
 		// return now, then give the end its hook, which never holds them up.

@@ -110,6 +110,8 @@ func TestScripts(t *testing.T) {
 			"fdcount":   cmdFDCount,
 			"procs":     cmdProcs,
 			"spread":    cmdSpread,
+			"term":      cmdTerm,
+			"filesize":  cmdFileSize,
 		},
 	})
 }

@@ -359,6 +359,7 @@ func (s *supervisor) tickLocked(now time.Time) bool {
 // program has echoed the text (or after a second), so that it is not taken as part of a paste.
 // It reports whether the program showed anything after Enter.
 func (s *supervisor) typeText(text string) (bool, error) {
+	text = strings.TrimRight(text, "\r\n") // the Enter is ours to press
 	b := []byte(text)
 	if strings.Contains(text, "\n") {
 		b = append([]byte("\x1b[200~"), strings.ReplaceAll(text, "\n", "\r")...)

@@ -183,8 +183,8 @@ func eventsPath(ts *testscript.TestScript, name string) string {
 	return filepath.Join(ts.Getenv("AGT_RUN_DIR"), "agents", name, "events.ndjson")
 }
 
-// waitevent [-count=N] NAME TYPE [PATH=VALUE]: wait until NAME's log holds N (default 1)
-// events of TYPE (whose gjson PATH has VALUE).
+// waitevent [-count=N] NAME TYPE [PATH=VALUE | PATH~REGEXP]: wait until NAME's log holds N
+// (default 1) events of TYPE (whose gjson PATH has VALUE, or matches REGEXP).
 func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "waitevent")
 	want := 1
@@ -196,7 +196,7 @@ func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 		want, args = n, args[1:]
 	}
 	if len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: waitevent [-count=N] NAME TYPE [PATH=VALUE]")
+		ts.Fatalf("usage: waitevent [-count=N] NAME TYPE [PATH=VALUE | PATH~REGEXP]")
 	}
 	path := eventsPath(ts, args[0])
 	match := func(line string) bool {
@@ -204,6 +204,10 @@ func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 			return false
 		}
 		if len(args) == 3 {
+			if k, expr, ok := strings.Cut(args[2], "~"); ok && !strings.Contains(k, "=") {
+				re := regexp.MustCompile(expr)
+				return re.MatchString(gjson.Get(line, k).String())
+			}
 			k, v, _ := strings.Cut(args[2], "=")
 			return gjson.Get(line, k).String() == v
 		}

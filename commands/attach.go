@@ -106,7 +106,7 @@ func attach(c *cli.Context, a *state.Agent, keys []byte) error {
 		if st.Reason != "" {
 			how += " (" + st.Reason + ")"
 		}
-		return fmt.Errorf("cannot attach to %s: it is %s, nothing runs on its terminal\nhint: what it showed is in %s", a.Name, how, a.Path(state.TTYLog))
+		return fmt.Errorf("cannot attach to %s: it is %s, nothing runs on its terminal\nhint: 'agt logs %s' prints what it showed", a.Name, how, a.Name)
 	}
 	in, out := int(os.Stdin.Fd()), os.Stdout
 	if !isTerminal(os.Stdin) {

@@ -86,8 +86,9 @@ func Builtins() map[string]*Kind {
 			TTYStart:     []string{"claude", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			TTYResume:    []string{"claude", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			// Its permission box asks "Do you want to proceed?" (or to make an edit, create a
-			// file) above numbered choices.
+			// file) above numbered choices; its input box has "? for shortcuts" below it.
 			PermissionScreen: `Do you want to (proceed|make this edit|create|allow)`,
+			InputScreen:      `\? for shortcuts`,
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,

@@ -46,7 +46,7 @@ func spawnCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses (default $AGT_MODEL, for agent kinds)"},
 			&cli.BoolFlag{Name: "plan", Usage: "plan only, where the agent kind has a plan mode (claude, opencode, gemini; plan_args in agt.toml)"},
 			&cli.BoolFlag{Name: "converse", Usage: "keep the agent for a conversation: agt send gives it turns, agt approve and deny answer its permission requests (claude; converse_args in agt.toml)", EnvVars: []string{"AGT_CONVERSE"}},
-			&cli.BoolFlag{Name: "tty", Usage: "run the agent on a terminal of its own: its interactive interface, for agt attach (default: tty in agt.toml)", EnvVars: []string{"AGT_TTY"}},
+			&cli.BoolFlag{Name: "tty", Usage: "run the agent on a terminal of its own: its interactive interface, for agt attach", DefaultText: "the kind's tty in agt.toml, else false", EnvVars: []string{"AGT_TTY"}},
 			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "with --tty on a terminal: do not attach, print the spawned event"},
 			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},

@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"regexp"
@@ -157,7 +158,7 @@ func (t *terminal) input(p []byte) error {
 	return err
 }
 
-var errNoProgram = fmt.Errorf("no program runs on its terminal now")
+var errNoProgram = errors.New("no program runs on its terminal now")
 
 // resize sets the terminal's size, for this generation and the next. With jiggle (an attach),
 // a size that does not change is changed for a moment all the same, so that a full-screen

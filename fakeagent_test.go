@@ -51,10 +51,14 @@ func fakeAgent() {
 		stdinTo    = fs.String("stdin-to", "", "copy stdin to `FILE` before anything else")
 		_          = fs.String("note", "", "ignored: an argument a script can find in the argv (a resumed session)")
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
+		terminal   = fs.Bool("terminal", false, "be an interactive program on a terminal (see fakeTerminal)")
 		child      = fs.Bool("child", false, "internal: be a grandchild")
 		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
 	)
 	fs.Parse(os.Args[1:])
+	if *terminal {
+		fakeTerminal(*lifetime)
+	}
 	go func() {
 		time.Sleep(*lifetime)
 		os.Exit(125)

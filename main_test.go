@@ -27,6 +27,9 @@ import (
 	"agt/spawn"
 )
 
+// testEpoch is when the clock of AGT_TEST_CLOCK starts.
+var testEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // testMarker is set in the environment of everything a script starts, so the cleanup finds
 // every process a script left behind, supervisors and setsid grandchildren included.
 const testMarker = "AGT_TEST_SCRIPT"
@@ -50,6 +53,15 @@ func TestMain(m *testing.M) {
 			}
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_SLOW_STATUS")); err == nil {
 				spawn.TestOnlySlowStatus = func() { time.Sleep(d) } // a slow fsync
+			}
+			if clock := os.Getenv("AGT_TEST_CLOCK"); clock != "" {
+				// The supervisor's clock stands at 2026-01-01 00:00:00 UTC plus the duration
+				// the file holds (0 while there is none): the script moves it.
+				spawn.TestOnlyClock = func() time.Time {
+					b, _ := os.ReadFile(clock)
+					d, _ := time.ParseDuration(strings.TrimSpace(string(b)))
+					return testEpoch.Add(d)
+				}
 			}
 			if full := os.Getenv("AGT_TEST_DISK_FULL"); full != "" {
 				// The disk is full while this file exists.
@@ -112,6 +124,8 @@ func TestScripts(t *testing.T) {
 			"spread":    cmdSpread,
 			"nozombies": cmdNoZombies,
 			"plainagt":  cmdPlainAgt,
+			"term":      cmdTerm,
+			"filesize":  cmdFileSize,
 		},
 	})
 }
@@ -183,8 +197,8 @@ func eventsPath(ts *testscript.TestScript, name string) string {
 	return filepath.Join(ts.Getenv("AGT_RUN_DIR"), "agents", name, "events.ndjson")
 }
 
-// waitevent [-count=N] NAME TYPE [PATH=VALUE]: wait until NAME's log holds N (default 1)
-// events of TYPE (whose gjson PATH has VALUE).
+// waitevent [-count=N] NAME TYPE [PATH=VALUE | PATH~REGEXP]: wait until NAME's log holds N
+// (default 1) events of TYPE (whose gjson PATH has VALUE, or matches REGEXP).
 func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "waitevent")
 	want := 1
@@ -196,7 +210,7 @@ func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 		want, args = n, args[1:]
 	}
 	if len(args) < 2 || len(args) > 3 {
-		ts.Fatalf("usage: waitevent [-count=N] NAME TYPE [PATH=VALUE]")
+		ts.Fatalf("usage: waitevent [-count=N] NAME TYPE [PATH=VALUE | PATH~REGEXP]")
 	}
 	path := eventsPath(ts, args[0])
 	match := func(line string) bool {
@@ -204,6 +218,10 @@ func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 			return false
 		}
 		if len(args) == 3 {
+			if k, expr, ok := strings.Cut(args[2], "~"); ok && !strings.Contains(k, "=") {
+				re := regexp.MustCompile(expr)
+				return re.MatchString(gjson.Get(line, k).String())
+			}
 			k, v, _ := strings.Cut(args[2], "=")
 			return gjson.Get(line, k).String() == v
 		}

@@ -162,6 +162,7 @@ func TestRealAgents(t *testing.T) {
 			"jsonl":     cmdJSONL,
 			"signal":    cmdSignal,
 			"gone":      cmdGone,
+			"term":      cmdTerm,
 		},
 	})
 }

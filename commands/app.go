@@ -27,7 +27,7 @@ func New(version string) *cli.App {
 		Commands: []*cli.Command{
 			spawnCommand(), psCommand(), stopCommand(), tailCommand(), waitCommand(),
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
-			sendCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(), doctorCommand(),
+			sendCommand(), attachCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(), doctorCommand(),
 			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
 		},
 		DisableSliceFlagSeparator: true,

@@ -23,7 +23,8 @@ func logsCommand() *cli.Command {
 		UsageText: "agt logs [-f] [-n N] [--stderr] NAME\n\n" +
 			"Prints what the agent wrote to its stdout (--stderr: its stderr), byte for byte, from\n" +
 			"the capped copies agt keeps (stdout.log, rotated at 8 MiB). -f keeps printing what it\n" +
-			"writes until it ends. For the decoded events, see agt tail.\n\n" +
+			"writes until it ends. For an agent on a terminal (spawn --tty), what its terminal showed,\n" +
+			"escape sequences and all (tty.log). For the decoded events, see agt tail.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt logs build\n" +
 			"   agt logs -n 50 --stderr build\n" +
@@ -49,6 +50,9 @@ func logsCommand() *cli.Command {
 			}
 			a := agents[0]
 			file := state.StdoutLog
+			if spec, err := a.ReadSpec(); err == nil && spec.TTY {
+				file = state.TTYLog // its stdout and stderr are its terminal
+			}
 			if c.Bool("stderr") {
 				file = state.StderrLog
 			}

@@ -19,19 +19,26 @@ import (
 func sendCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "send",
-		Usage: "give a conversation agent its next turn",
-		UsageText: "agt send [--wait] [--queue] NAME MESSAGE|-\n\n" +
+		Usage: "give a conversation agent its next turn, or type into a terminal agent",
+		UsageText: "agt send [--wait] [--queue] NAME MESSAGE|-\n" +
+			"agt send --keys NAME KEYS\n\n" +
 			"Delivers a user message to an agent spawned with --converse that waits for input: the next\n" +
 			"turn of the same session. - reads the message from stdin. It refuses when the agent is busy,\n" +
 			"unless --queue, which delivers it when the running turn ends. The message is never written to\n" +
-			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one.\n\n" +
+			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one.\n" +
+			"To an agent spawned with --tty, MESSAGE is typed and Enter pressed (several lines as one\n" +
+			"bracketed paste); it fails unless the agent shows something within 3s. --keys types KEYS as they\n" +
+			"are, where <Enter> <Esc> <Tab> <BS> <Space> <Up> <Down> <Left> <Right> <Home> <End> <PgUp> <PgDn>\n" +
+			"<Del> are those keys, <C-x> is Ctrl-X and <lt> a literal <.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt send fix-auth 'now add a regression test'\n" +
 			"   agt send --wait fix-auth 'commit it' | jq -c 'select(.type==\"result\")'\n" +
-			"   git diff | agt send --queue review -",
+			"   git diff | agt send --queue review -\n" +
+			"   agt send --keys editor 'ihello<Esc>:w<Enter>'",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "wait", Usage: "print the turn's events and exit with how it ended"},
 			&cli.BoolFlag{Name: "queue", Usage: "deliver it when the running turn ends instead of refusing"},
+			&cli.BoolFlag{Name: "keys", Usage: "type KEYS into a terminal agent (spawn --tty), <Enter> and the like for keys"},
 			jsonFlag(),
 		},
 		Action: runSend,
@@ -42,6 +49,9 @@ func runSend(c *cli.Context) error {
 	args := c.Args().Slice()
 	if err := flagAfterName(c, args); err != nil {
 		return err
+	}
+	if c.Bool("keys") {
+		return sendKeys(c, args)
 	}
 	if len(args) != 2 {
 		return usagef(c, "want NAME and MESSAGE: agt send [--wait] [--queue] NAME MESSAGE|-")
@@ -63,6 +73,9 @@ func runSend(c *cli.Context) error {
 	}
 	if err := checkBudget(c); err != nil {
 		return err
+	}
+	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue")) {
+		return usagef(c, "%s runs on a terminal, which has no turns to --wait or --queue for; agt send %s MESSAGE types it now", a.Name, a.Name)
 	}
 	r, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue")})
 	if err != nil {
@@ -87,6 +100,28 @@ func runSend(c *cli.Context) error {
 		skip = 1 // the running turn's result comes first
 	}
 	return printTurn(c.Context, out, a, r.Seq, skip)
+}
+
+// sendKeys is send --keys: keystrokes into a terminal agent.
+func sendKeys(c *cli.Context, args []string) error {
+	if c.Bool("wait") || c.Bool("queue") {
+		return usagef(c, "--keys types at once: it takes no --wait or --queue")
+	}
+	if len(args) != 2 {
+		return usagef(c, "want NAME and KEYS: agt send --keys NAME KEYS")
+	}
+	keys, err := parseKeys(args[1])
+	if err != nil {
+		return usagef(c, "%v", err)
+	}
+	a, err := oneAgent(c, args[0])
+	if err != nil {
+		return err
+	}
+	if _, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpKeys, Text: string(keys)}); err != nil {
+		return controlError(a, err)
+	}
+	return nil
 }
 
 // errTurnFailed ends send --wait with exit 1 after a failed turn, quietly: its events say why.

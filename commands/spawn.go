@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"agt/config"
 	"agt/spawn"
@@ -35,7 +36,9 @@ func spawnCommand() *cli.Command {
 			"   agt spawn demo -- sh -c 'echo hello; sleep 30'\n" +
 			"   agt spawn --env DEBUG=1 --dir ~/src/app build -- make -j4\n" +
 			"   agt spawn --wait check -- go vet ./...      # exits with the command's code\n" +
-			"   agt spawn --wait --rm ci-tests -- make test   # a CI step: the name is free again after",
+			"   agt spawn --wait --rm ci-tests -- make test   # a CI step: the name is free again after\n" +
+			"   agt spawn --tty --agent claude helper        # its own TUI, attached; Ctrl-\\ detaches\n" +
+			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
@@ -43,6 +46,8 @@ func spawnCommand() *cli.Command {
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses (default $AGT_MODEL, for agent kinds)"},
 			&cli.BoolFlag{Name: "plan", Usage: "plan only, where the agent kind has a plan mode (claude, opencode, gemini; plan_args in agt.toml)"},
 			&cli.BoolFlag{Name: "converse", Usage: "keep the agent for a conversation: agt send gives it turns, agt approve and deny answer its permission requests (claude; converse_args in agt.toml)", EnvVars: []string{"AGT_CONVERSE"}},
+			&cli.BoolFlag{Name: "tty", Usage: "run the agent on a terminal of its own: its interactive interface, for agt attach", DefaultText: "the kind's tty in agt.toml, else false", EnvVars: []string{"AGT_TTY"}},
+			&cli.BoolFlag{Name: "detach", Aliases: []string{"d"}, Usage: "with --tty on a terminal: do not attach, print the spawned event"},
 			&cli.StringSliceFlag{Name: "arg", Usage: "append `ARG` to the agent's argv (repeatable)"},
 			&cli.StringFlag{Name: "dir", Usage: "working directory (default: the current one)", EnvVars: []string{"AGT_DIR"}},
 			&cli.StringSliceFlag{Name: "env", Usage: "add `KEY=VALUE` to the agent's environment (repeatable)"},
@@ -110,12 +115,21 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	follow, wait := c.Bool("follow"), c.Bool("wait")
-	if !follow && !wait {
+	// A terminal agent spawned on a terminal is attached to at once; never in a pipe.
+	attachNow := opts.TTY && !follow && !wait && !c.Bool("detach") && isTerminal(os.Stdin) && isTerminal(c.App.Writer)
+	if !follow && !wait && !attachNow {
 		return printSpawned(out, spawned)
 	}
 	a, err := d.Agent(name)
 	if err != nil {
 		return err
+	}
+	if attachNow {
+		keys, err := detachKeys(c)
+		if err != nil {
+			return err
+		}
+		return attach(c, a, keys)
 	}
 	if out.mode == modeTable {
 		out.view = newTranscript(out, []string{name})
@@ -271,7 +285,17 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
-	converse := c.Bool("converse") || kind.Converse || kind.Stdin == config.StdinACP
+	tty := kind.TTY
+	if c.IsSet("tty") {
+		tty = c.Bool("tty")
+	}
+	converse := c.Bool("converse") || (kind.Converse || kind.Stdin == config.StdinACP) && !tty
+	if tty && converse {
+		return spawn.Options{}, nil, usagef(c, "--converse and --tty do not mix: a terminal agent takes what you type (agt attach, agt send)")
+	}
+	if tty {
+		kind = kind.OnTTY()
+	}
 	turns := false
 	if converse {
 		switch kind.ConverseMode() {
@@ -341,6 +365,11 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		opts.Model = os.Getenv("AGT_MODEL") // a default: a kind that takes no model (a plain command) ignores it
 	}
 	opts.ConverseTurns = turns
+	if tty {
+		opts.TTY, opts.Term = true, ttyTerm()
+		opts.Rows, opts.Cols = ttySize()
+		opts.InputScreen, opts.PermissionScreen = kind.InputScreen, kind.PermissionScreen
+	}
 	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse && !turns, Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {
 		if opts.Model != "" || extras.Plan {
@@ -361,15 +390,33 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		}
 	}
 	switch {
-	case (config.NeedsPrompt(opts.Argv) || kind.NeedsPrompt()) && prompt == nil:
+	case (config.NeedsPrompt(opts.Argv) || kind.NeedsPrompt()) && prompt == nil && !tty:
 		return spawn.Options{}, nil, usagef(c, "agent kind %s needs a prompt: give --prompt TEXT or --prompt-file FILE", kind.Name)
-	case prompt != nil && !kind.TakesPrompt():
+	case prompt != nil && !kind.TakesPrompt() && !tty:
 		return spawn.Options{}, nil, usagef(c, "agent kind %s takes no prompt: its start has no $AGT_PROMPT and its stdin is none (set start or stdin in agt.toml)", kind.Name)
 	}
 	if kind.SessionUUID {
 		opts.SessionID, opts.NewSession = spawn.NewSessionID(), true
 	}
 	return opts, cfg, nil
+}
+
+// ttyTerm is the TERM of a terminal agent: the spawning terminal's, else xterm-256color.
+func ttyTerm() string {
+	if t := os.Getenv("TERM"); t != "" && t != "dumb" {
+		return t
+	}
+	return "xterm-256color"
+}
+
+// ttySize is the first size of a terminal agent's terminal: the spawning one's, else 80x24.
+func ttySize() (rows, cols int) {
+	for _, f := range []*os.File{os.Stdout, os.Stdin, os.Stderr} {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Row > 0 && ws.Col > 0 {
+			return int(ws.Row), int(ws.Col)
+		}
+	}
+	return 24, 80
 }
 
 // pickKind decides what to run: --agent KIND, else a command after -- (exec), else the

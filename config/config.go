@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,7 +40,8 @@ type Config struct {
 	OnState        []string      // the hook run at each change of state
 	HookTimeout    time.Duration // its bound
 	MaxCostTotal   float64       // the run directory's: spawn and send refuse past it; 0: none
-	LogMaxSize     int64         // bytes at which events.ndjson rotates
+	LogMaxSize     int64         // bytes at which events.ndjson (and a terminal agent's tty.log) rotates
+	DetachKeys     string        // the keys that detach agt attach, such as "ctrl-\\"
 	Workspace      Workspace
 	Kinds          map[string]*Kind
 	Files          []string // the files read, user file first
@@ -87,6 +89,7 @@ type file struct {
 	MaxCostTotal   *float64            `toml:"max_cost_total"`
 	Deny           []string            `toml:"deny"`
 	LogMaxSize     any                 `toml:"log_max_size"` // a size string or a number of bytes
+	DetachKeys     *string             `toml:"detach_keys"`
 	Workspace      *workspaceTable     `toml:"workspace"`
 	Agents         map[string]kindFile `toml:"agents"`
 }
@@ -112,6 +115,11 @@ type kindFile struct {
 	Stdin        *string           `toml:"stdin"`
 	Env          map[string]string `toml:"env"`
 	ResumePrompt *string           `toml:"resume_prompt"`
+	TTY          *bool             `toml:"tty"`
+	TTYStart     []string          `toml:"tty_start"`
+	TTYResume    []string          `toml:"tty_resume"`
+	InputScreen  *string           `toml:"input_screen"`
+	PermScreen   *string           `toml:"permission_screen"`
 }
 
 // parseSize reads "64MiB", "512KiB", "1GiB" or a number of bytes.
@@ -311,6 +319,12 @@ func (c *Config) merge(path string) error {
 			*kv.dst = d
 		}
 	}
+	if f.DetachKeys != nil {
+		if _, err := ParseDetachKeys(*f.DetachKeys); err != nil {
+			return fmt.Errorf("%s: detach_keys: %v", path, err)
+		}
+		c.DetachKeys = *f.DetachKeys
+	}
 	if f.Restart != "" {
 		if err := ValidRestart(f.Restart); err != nil {
 			return fmt.Errorf("%s: %v", path, err)
@@ -492,6 +506,28 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 	}
 	if kf.ResumePrompt != nil {
 		k.ResumePrompt = *kf.ResumePrompt
+	}
+	if kf.TTY != nil {
+		k.TTY = *kf.TTY
+	}
+	if kf.TTYStart != nil {
+		k.TTYStart, k.TTYResume = kf.TTYStart, nil // the built-in's resume goes with its start
+	}
+	if kf.TTYResume != nil {
+		k.TTYResume = kf.TTYResume
+	}
+	for _, re := range []struct {
+		key string
+		v   *string
+		dst *string
+	}{{"input_screen", kf.InputScreen, &k.InputScreen}, {"permission_screen", kf.PermScreen, &k.PermissionScreen}} {
+		if re.v == nil {
+			continue
+		}
+		if _, err := regexp.Compile(*re.v); err != nil {
+			return fmt.Errorf("%s: [agents.%s] %s: %v", path, name, re.key, err)
+		}
+		*re.dst = *re.v
 	}
 	if name != Exec && len(k.Start) == 0 {
 		return fmt.Errorf("%s: [agents.%s] needs start, the argv that runs it", path, name)

@@ -65,6 +65,17 @@ type Kind struct {
 	SessionUUID bool `json:"session_uuid,omitempty"`
 	// Install is the command that installs the kind's program, for the error when it is missing.
 	Install string `json:"install,omitempty"`
+	// TTY runs every spawn of the kind on a terminal of its own (spawn --tty): the agent's own
+	// full-screen interface, for agt attach. TTYStart and TTYResume are its argv there (the
+	// interactive program, no output format); without them, Start and Resume.
+	TTY       bool     `json:"tty,omitempty"`
+	TTYStart  []string `json:"tty_start,omitempty"`
+	TTYResume []string `json:"tty_resume,omitempty"`
+	// InputScreen and PermissionScreen are regular expressions over the last lines of a
+	// terminal agent's screen: when it falls quiet showing one, it waits for input or for a
+	// permission instead of plain quiet.
+	InputScreen      string `json:"input_screen,omitempty"`
+	PermissionScreen string `json:"permission_screen,omitempty"`
 }
 
 // Exec is the kind of any command given after --.
@@ -86,11 +97,18 @@ func Builtins() map[string]*Kind {
 			// The Agent SDK's recipe: user turns and permission answers on stdin.
 			ConverseArgs: []string{"--input-format", "stream-json", "--permission-prompt-tool", "stdio"},
 			SessionUUID:  true,
+			TTYStart:     []string{"claude", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS"},
+			TTYResume:    []string{"claude", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
+			// Its permission box asks "Do you want to proceed?" (or to make an edit, create a
+			// file) above numbered choices; its input box has "? for shortcuts" below it.
+			PermissionScreen: `Do you want to (proceed|make this edit|create|allow)`,
+			InputScreen:      `\? for shortcuts`,
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
 			Install:   "npm i -g @openai/codex",
 			Start:     []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS"},
+			TTYStart:  []string{"codex", "$AGT_ARGS"},
 			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 		},
@@ -100,6 +118,7 @@ func Builtins() map[string]*Kind {
 			// Its errors on stderr: the stream says only "Unexpected server error" for an
 			// unknown model, its log says ProviderModelNotFoundError.
 			Start:     []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "$AGT_ARGS"},
+			TTYStart:  []string{"opencode", "$AGT_ARGS"},
 			Resume:    []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--agent", "plan"},
@@ -108,6 +127,7 @@ func Builtins() map[string]*Kind {
 			Name: "gemini", DisplayName: "Gemini CLI", Builtin: true, Format: "gemini", Stdin: StdinPrompt,
 			Install:   "npm i -g @google/gemini-cli",
 			Start:     []string{"gemini", "-o", "stream-json", "$AGT_ARGS"},
+			TTYStart:  []string{"gemini", "$AGT_ARGS"},
 			Resume:    []string{"gemini", "-o", "stream-json", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--approval-mode", "plan"},
@@ -154,6 +174,19 @@ type Extras struct {
 	Plan     bool
 	Converse bool
 	Args     []string // --arg values, taken literally
+}
+
+// OnTTY returns the kind as spawn --tty runs it: its terminal argv as start and resume (no
+// resume when it has only a start for the terminal), a terminal's text for output, and the
+// terminal for input.
+func (k *Kind) OnTTY() *Kind {
+	t := *k
+	if len(k.TTYStart) > 0 {
+		t.Start, t.Resume = k.TTYStart, k.TTYResume
+	}
+	t.Format, t.Stdin, t.ConverseArgs, t.Converse = "text", StdinNone, nil, false
+	t.SessionUUID = uses(t.Start, "AGT_SESSION_ID")
+	return &t
 }
 
 // Template returns the argv template of a start (resume false) or a resume, with $AGT_ARGS
@@ -341,7 +374,7 @@ func (k *Kind) CheckTokens() error {
 	for _, t := range Tokens {
 		vals[t] = ""
 	}
-	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs} {
+	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs, k.TTYStart, k.TTYResume} {
 		for _, a := range tmpl {
 			if a == argsToken {
 				continue

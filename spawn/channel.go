@@ -36,6 +36,8 @@ const (
 	OpDeny      = "deny"       // deny one
 	OpInterrupt = "interrupt"  // cancel the running turn
 	OpAfterTurn = "after-turn" // end the conversation once the running turn is over
+	OpKeys      = "keys"       // keystrokes into a terminal agent
+	OpAttach    = "attach"     // stay connected to a terminal agent's screen (see Attach)
 )
 
 // Request is one command on the control channel.
@@ -46,6 +48,8 @@ type Request struct {
 	ID      string `json:"id,omitempty"`      // approve, deny: the request; "" for the only one
 	Always  bool   `json:"always,omitempty"`  // approve: allow such requests for the session
 	Message string `json:"message,omitempty"` // deny: what the agent is told instead
+	Rows    uint16 `json:"rows,omitempty"`    // attach: the client's terminal size
+	Cols    uint16 `json:"cols,omitempty"`
 }
 
 // Reply answers a Request: Error when it was refused.
@@ -63,15 +67,30 @@ var ErrNotRunning = errors.New("not running")
 // Control sends req to a's supervisor and returns its reply. A refused request is an error
 // holding the supervisor's reason.
 func Control(ctx context.Context, a *state.Agent, req Request) (*Reply, error) {
+	f, r, err := connect(ctx, a, req)
+	if f != nil {
+		f.Close()
+	}
+	return r, err
+}
+
+// connect sends req to a's supervisor and reads its reply, leaving the connection open (nil
+// when the request failed to get an answer).
+func connect(ctx context.Context, a *state.Agent, req Request) (*os.File, *Reply, error) {
 	if !a.Supervised() {
-		return nil, fmt.Errorf("%s is %w: its supervisor is gone or never started", a.Name, ErrNotRunning)
+		return nil, nil, fmt.Errorf("%s is %w: its supervisor is gone or never started", a.Name, ErrNotRunning)
 	}
 	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("control %s: %w", a.Name, err)
+		return nil, nil, fmt.Errorf("control %s: %w", a.Name, err)
 	}
 	f := os.NewFile(uintptr(fd), "ctl.sock")
-	defer f.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			f.Close()
+		}
+	}()
 	deadline := time.Now().Add(ctlTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
@@ -81,29 +100,53 @@ func Control(ctx context.Context, a *state.Agent, req Request) (*Reply, error) {
 	unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_SNDTIMEO, &tv)
 	if err := unix.Connect(fd, &unix.SockaddrUnix{Name: a.Path(state.CtlSocket)}); err != nil {
 		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ECONNREFUSED) {
-			return nil, fmt.Errorf("%s has no control channel (%v); its supervisor may be from an older agt: run 'agt restart %s'", a.Name, err, a.Name)
+			return nil, nil, fmt.Errorf("%s has no control channel (%v); its supervisor may be from an older agt: run 'agt restart %s'", a.Name, err, a.Name)
 		}
-		return nil, fmt.Errorf("control %s: %w", a.Name, err)
+		return nil, nil, fmt.Errorf("control %s: %w", a.Name, err)
 	}
 	line, err := json.Marshal(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := f.Write(append(line, '\n')); err != nil {
-		return nil, fmt.Errorf("control %s: write: %w", a.Name, timeoutSays(err))
+		return nil, nil, fmt.Errorf("control %s: write: %w", a.Name, timeoutSays(err))
 	}
-	b, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
+	var b []byte
+	if req.Op == OpAttach {
+		// The output follows the reply at once: read no byte past it.
+		b, err = readLineBytewise(f, 1<<20)
+	} else {
+		b, err = bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
+	}
 	if err != nil {
-		return nil, fmt.Errorf("control %s: no answer from its supervisor: %w", a.Name, timeoutSays(err))
+		return nil, nil, fmt.Errorf("control %s: no answer from its supervisor: %w", a.Name, timeoutSays(err))
 	}
 	var r Reply
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("control %s: bad answer from its supervisor: %w", a.Name, err)
+		return nil, nil, fmt.Errorf("control %s: bad answer from its supervisor: %w", a.Name, err)
 	}
 	if r.Error != "" {
-		return &r, errors.New(r.Error)
+		return nil, &r, errors.New(r.Error)
 	}
-	return &r, nil
+	keep = true
+	return f, &r, nil
+}
+
+// readLineBytewise reads one line of at most max bytes, one byte at a time, so that nothing
+// after it is consumed.
+func readLineBytewise(r io.Reader, max int) ([]byte, error) {
+	var b []byte
+	var c [1]byte
+	for len(b) < max {
+		if _, err := io.ReadFull(r, c[:]); err != nil {
+			return nil, err
+		}
+		b = append(b, c[0])
+		if c[0] == '\n' {
+			return b, nil
+		}
+	}
+	return nil, errors.New("reply too long")
 }
 
 func timeoutSays(err error) error {
@@ -189,6 +232,14 @@ func (s *supervisor) serveOne(fd int) {
 	var req Request
 	if err := json.Unmarshal(b, &req); err != nil {
 		answer(Reply{Error: "bad request: " + err.Error()})
+		return
+	}
+	if req.Op == OpAttach {
+		s.serveAttach(c, req, answer)
+		return
+	}
+	if r, ok := s.terminalControl(req); ok {
+		answer(r)
 		return
 	}
 	reply := s.control(req)

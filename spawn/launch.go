@@ -37,7 +37,11 @@ func (s *supervisor) start(mode string) (*generation, error) {
 		return nil, err
 	}
 	g := &generation{spawned: spawned, started: time.Now(), outR: outR, errR: errR}
-	g.readers = s.read(outR, errR)
+	if s.spec.TTY {
+		g.readers = s.readTTY(outR)
+	} else {
+		g.readers = s.read(outR, errR)
+	}
 	if s.acp != nil {
 		if err := s.connect(g, s.spec.Argv[0]); err != nil {
 			return nil, err
@@ -113,57 +117,43 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		}
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
 	}
-	var pipes []*os.File // the child's ends, closed once it started
+	var child []*os.File // the child's ends, closed once it started
+	var stdinW *os.File
+	if s.spec.TTY {
+		// The agent's stdin, stdout and stderr are its terminal, which becomes its controlling one.
+		s.mu.Lock()
+		lastExit := s.exitTextLocked()
+		if prompt != nil && !resumed && !config.NeedsPrompt(tmpl) {
+			s.typePrompt = prompt // typed once it waits
+		}
+		s.mu.Unlock()
+		var tty *os.File
+		outR, tty, err = s.term.open(lastExit, s.now())
+		child, env = []*os.File{tty, tty, tty}, termEnv(env, s.spec.Term)
+	} else {
+		child, outR, errR, stdinW, err = s.pipes(prompt)
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	defer func() {
-		for _, f := range pipes {
+		for _, f := range child {
 			f.Close()
 		}
 	}()
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		outR.Close()
-		outW.Close()
-		return nil, nil, nil, err
-	}
-	pipes = append(pipes, outW, errW)
-	var stdinW *os.File
-	// Kinds that converse on stdin get a pipe that stays open between turns; the prompt is the
-	// first user message. Kinds that read their prompt there get it as a file, read to its end.
-	// Others get /dev/null: Codex and opencode hang on an open pipe.
-	var stdin *os.File
-	switch {
-	case config.StdinConverses(s.spec.Stdin):
-		stdin, stdinW, err = os.Pipe()
-	case s.spec.Stdin == config.StdinPrompt && prompt != nil:
-		stdin, err = promptFile(*prompt)
-	default:
-		stdin, err = os.Open(os.DevNull)
-	}
-	if err != nil {
-		outR.Close()
-		errR.Close()
-		return nil, nil, nil, err
-	}
-	pipes = append(pipes, stdin)
 	// syscall.ForkExec, not os/exec: a third of the cost of a start, and waits belong to the
 	// SIGCHLD loop alone anyway. Setsid alone also makes a new process group (Setpgid with it
 	// fails with EPERM).
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Dir:   s.spec.Cwd,
 		Env:   env,
-		Files: []uintptr{stdin.Fd(), outW.Fd(), errW.Fd()},
-		Sys:   &syscall.SysProcAttr{Setsid: true},
+		Files: []uintptr{child[0].Fd(), child[1].Fd(), child[2].Fd()},
+		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: s.spec.TTY, Ctty: 0},
 	})
 	if err != nil {
 		outR.Close()
-		errR.Close()
-		if stdinW != nil {
-			stdinW.Close()
-		}
+		errR.Close() // nil for a terminal agent: a no-op
+		stdinW.Close()
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], err)
 	}
 	if stdinW != nil {
@@ -197,7 +187,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		s.emitError(err.Error(), false)
 	}
 
-	now := time.Now()
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.status.PID = pid
@@ -224,6 +214,39 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	}
 	s.writeStatusLocked() // the new run's pid, even if it was starting already
 	return spawned, outR, errR, nil
+}
+
+// pipes makes the agent's stdout and stderr pipes and its stdin: the child's ends (stdin,
+// stdout, stderr) and ours. Kinds that converse on stdin get a pipe that stays open between
+// turns (stdinW); the prompt is the first user message. Kinds that read their prompt there get
+// it as a file, read to its end. Others get /dev/null: Codex and opencode hang on an open pipe.
+func (s *supervisor) pipes(prompt *string) (child []*os.File, outR, errR, stdinW *os.File, err error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, nil, err
+	}
+	var stdin *os.File
+	switch {
+	case config.StdinConverses(s.spec.Stdin):
+		stdin, stdinW, err = os.Pipe()
+	case s.spec.Stdin == config.StdinPrompt && prompt != nil:
+		stdin, err = promptFile(*prompt)
+	default:
+		stdin, err = os.Open(os.DevNull)
+	}
+	if err != nil {
+		for _, f := range []*os.File{outR, outW, errR, errW} {
+			f.Close()
+		}
+		return nil, nil, nil, nil, err
+	}
+	return []*os.File{stdin, outW, errW}, outR, errR, stdinW, nil
 }
 
 // session decides how a start of the given mode treats the agent's session: it returns the

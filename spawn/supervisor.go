@@ -97,7 +97,10 @@ type supervisor struct {
 	recordGone     chan struct{}
 	recordGoneOnce sync.Once
 	lock           *state.Lock
-	sigs           signals // the supervisor's own signals, for the waits outside run (connect)
+	term           *terminal       // a terminal agent's pty, log and clients; nil for others
+	text           stream.TermText // a terminal agent's output as text
+	typePrompt     *string         // a terminal agent's prompt, typed once it first waits
+	sigs           signals         // the supervisor's own signals, for the waits outside run (connect)
 
 	// ACP agents (stdin "acp"): the client of the protocol (the decoder), the writer of its
 	// lines, a kick for connect at every line decoded, the last stderr lines of the run, and
@@ -475,6 +478,9 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		s.acp = acp
 	}
 	s.startStatusWriter()
+	if spec.TTY {
+		s.term = newTerminal(spec, a)
+	}
 	now := time.Now()
 	s.status = state.Status{
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
@@ -519,7 +525,10 @@ func machineFor(spec *state.Spec) stream.Machine {
 		StallAfter: time.Duration(spec.StallAfter),
 		InputOpen:  config.StdinConverses(spec.Stdin) || spec.ConverseTurns,
 	}
-	if spec.Format != "" && spec.Format != "text" {
+	switch {
+	case spec.TTY:
+		m.Mode, m.Prompts = stream.Terminal, prompts(spec)
+	case spec.Format != "" && spec.Format != "text":
 		m.Mode = stream.Turns
 	}
 	return m
@@ -558,6 +567,9 @@ func (s *supervisor) close() {
 		s.log.Close()
 	}
 	s.mu.Unlock()
+	if s.term != nil {
+		s.term.end() // attached clients get the last output, then the end
+	}
 	if s.hooks != nil {
 		// The final status is written: let go of the lock, so that agt wait and agt stop
 		// return now, then give the end its hook, which never holds them up.

@@ -60,11 +60,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 			due.Stop()
 			return
 		}
-		d := time.Until(when)
-		if d < time.Second {
-			d = time.Second // never tick faster than once a second
-		}
-		due.Reset(d)
+		due.Reset(s.dueIn(when))
 	}
 	arm()
 	stop := func(reason string) {
@@ -119,7 +115,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 			}
 		case <-due.C:
 			s.mu.Lock()
-			if s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now()) {
+			if s.tickLocked(s.now()) {
 				s.writeStatusLocked()
 			}
 			s.mu.Unlock()

@@ -51,6 +51,7 @@ const (
 	EventsFile        = "events.ndjson"
 	StdoutLog         = "stdout.log"
 	StderrLog         = "stderr.log"
+	TTYLog            = "tty.log" // a terminal agent's raw output, size-capped (see spawn --tty)
 	SupervisorLog     = "supervisor.log"
 	PromptFile        = "prompt"      // the prompt, 0600, kept for restarts; never in events or logs
 	CtlSocket         = "ctl.sock"    // the supervisor's control channel (see spawn.Control)

@@ -69,8 +69,17 @@ type Spec struct {
 	RestartDelay    Duration `json:"restart_delay"`
 	RestartMaxDelay Duration `json:"restart_max_delay"`
 	HealthyAfter    Duration `json:"healthy_after"`
-	// LogMaxSize is the size at which events.ndjson rotates; 0 never.
+	// LogMaxSize is the size at which events.ndjson rotates (tty.log too); 0 never.
 	LogMaxSize int64 `json:"log_max_size,omitempty"`
+	// TTY: the agent runs on a terminal of the supervisor's (spawn --tty), with TERM Term, at
+	// first Rows x Cols. InputScreen and PermissionScreen are the patterns of its screen that
+	// say why it waits (config.Kind).
+	TTY              bool   `json:"tty,omitempty"`
+	Term             string `json:"term,omitempty"`
+	Rows             int    `json:"rows,omitempty"`
+	Cols             int    `json:"cols,omitempty"`
+	InputScreen      string `json:"input_screen,omitempty"`
+	PermissionScreen string `json:"permission_screen,omitempty"`
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`

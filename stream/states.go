@@ -68,6 +68,8 @@ type Machine struct {
 	IdleAfter  time.Duration // Terminal: silence after which a live agent is waiting (quiet)
 	StaleAfter time.Duration // time in waiting after which it is stale
 	StallAfter time.Duration // Turns: silence inside an open turn after which it is stale (stalled)
+	// Terminal: the screens that tell why a quiet agent waits (see Quiet); none: quiet.
+	Prompts []Prompt
 }
 
 // Snapshot is what the machine knows: the state, why, since when, the last sign of life, whether

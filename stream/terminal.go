@@ -1,0 +1,249 @@
+package stream
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// TermText turns what a program writes to its terminal into plain lines. It follows one line
+// with a cursor: text overwrites at the cursor, a carriage return and the column moves (CHA,
+// CUF, CUB) move it, an erase to the end of the line (EL) cuts; a move to another row ends the
+// line, so a full-screen program's redraws still come out as lines. Other escape sequences (CSI,
+// OSC, DCS and the short ones) and control characters are dropped. It keeps the last Rows lines
+// for Screen, in bounded memory: a line longer than Max characters is cut and flagged.
+type TermText struct {
+	Max  int // the longest line kept whole, in characters; 0 means 4096
+	Rows int // the lines Screen keeps; 0 means 24
+
+	st     termState
+	params []byte // of the CSI sequence being read
+	utf    []byte // the bytes of a character not complete yet
+	line   []rune
+	col    int // the cursor, in characters
+	cut    int // characters of the current line dropped past Max
+	screen []string
+	out    []byte
+}
+
+type termState uint8
+
+const (
+	tGround    termState = iota
+	tEsc                 // after ESC
+	tEscInter            // ESC and intermediates, until a final byte
+	tCSI                 // ESC [ … final
+	tString              // OSC, DCS, SOS, PM, APC: until BEL or ST
+	tStringEsc           // ESC inside a string: ST when a backslash follows
+)
+
+// Write feeds a chunk of terminal output, calling line for every line it completes (without
+// trailing blanks; lines of blanks only are skipped). n is the line's length in bytes before it
+// was cut. The slice passed to line is reused after the call.
+func (t *TermText) Write(p []byte, line func(text []byte, truncated bool, n int)) {
+	for _, c := range p {
+		switch t.st {
+		case tGround:
+			t.ground(c, line)
+		case tEsc:
+			switch {
+			case c == '[':
+				t.st, t.params = tCSI, t.params[:0]
+			case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
+				t.st = tString
+			case c >= 0x20 && c <= 0x2f:
+				t.st = tEscInter
+			default:
+				t.st = tGround // a two-byte sequence: ESC 7, ESC =, ESC M…
+			}
+		case tEscInter:
+			if c >= 0x30 && c <= 0x7e {
+				t.st = tGround
+			}
+		case tCSI:
+			switch {
+			case c >= 0x40 && c <= 0x7e:
+				t.st = tGround
+				t.csi(c, line)
+			case c == 0x1b:
+				t.st = tEsc
+			case c < 0x20:
+				t.ground(c, line) // controls inside a sequence act as usual
+			case len(t.params) < 32:
+				t.params = append(t.params, c)
+			}
+		case tString:
+			switch c {
+			case 0x07:
+				t.st = tGround
+			case 0x1b:
+				t.st = tStringEsc
+			}
+		case tStringEsc:
+			if c == '\\' {
+				t.st = tGround
+			} else {
+				t.st = tString
+			}
+		}
+	}
+}
+
+// csi carries out the sequences that matter to the text of a line.
+func (t *TermText) csi(final byte, line func([]byte, bool, int)) {
+	var num [2]int // the first two parameters
+	i := 0
+	for _, c := range t.params {
+		switch {
+		case c == ';' && i == 0:
+			i++
+		case c >= '0' && c <= '9':
+			num[i] = min(num[i]*10+int(c-'0'), 1<<16)
+		}
+	}
+	n := num[0]
+	switch final {
+	case 'H', 'f':
+		t.end(line) // another row: what is on this one is a line
+		t.col = max(num[1], 1) - 1
+	case 'A', 'B', 'E', 'F', 'd', 'J':
+		t.end(line)
+	case 'G', '`': // to column n
+		t.col = max(n, 1) - 1
+	case 'C': // forward
+		t.col += max(n, 1)
+	case 'D': // back
+		t.col = max(t.col-max(n, 1), 0)
+	case 'K': // erase: to the end of the line (0), the whole line (2)
+		switch n {
+		case 0:
+			if t.col < len(t.line) {
+				t.line = t.line[:t.col]
+			}
+		case 2:
+			t.line = t.line[:0]
+		}
+	}
+}
+
+func (t *TermText) ground(c byte, line func([]byte, bool, int)) {
+	switch {
+	case c == 0x1b:
+		t.st = tEsc
+	case c == '\n':
+		t.end(line)
+		t.col = 0 // as the terminal's ONLCR has it, and text does
+	case c == '\r':
+		t.col = 0
+	case c == '\b':
+		t.col = max(t.col-1, 0)
+	case c == '\t':
+		t.col = (t.col/8 + 1) * 8
+	case c >= 0x80 || c >= 0x20 && c != 0x7f:
+		t.utf = append(t.utf, c)
+		if !utf8.FullRune(t.utf) && len(t.utf) < utf8.UTFMax {
+			return
+		}
+		r, _ := utf8.DecodeRune(t.utf)
+		t.utf = t.utf[:0]
+		t.put(r)
+	}
+}
+
+// put writes r at the cursor.
+func (t *TermText) put(r rune) {
+	max := t.Max
+	if max <= 0 {
+		max = 4096
+	}
+	if t.col >= max {
+		t.cut++
+		return
+	}
+	for len(t.line) < t.col {
+		t.line = append(t.line, ' ')
+	}
+	if t.col < len(t.line) {
+		t.line[t.col] = r
+	} else {
+		t.line = append(t.line, r)
+	}
+	t.col++
+}
+
+// text is the current line without trailing blanks.
+func (t *TermText) text() []byte {
+	t.out = t.out[:0]
+	for _, r := range t.line {
+		t.out = utf8.AppendRune(t.out, r)
+	}
+	return bytes.TrimRight(t.out, " \t")
+}
+
+// end completes the current line; the next starts empty, the cursor where it was.
+func (t *TermText) end(line func([]byte, bool, int)) {
+	text := t.text()
+	n, cut := len(t.out)+t.cut, t.cut > 0
+	if len(text) > 0 {
+		t.keep(string(text))
+		if line != nil {
+			line(text, cut, n)
+		}
+	}
+	t.line, t.cut = t.line[:0], 0
+}
+
+func (t *TermText) keep(s string) {
+	rows := t.Rows
+	if rows <= 0 {
+		rows = 24
+	}
+	if len(t.screen) >= rows {
+		copy(t.screen, t.screen[1:])
+		t.screen = t.screen[:rows-1]
+	}
+	t.screen = append(t.screen, s)
+}
+
+// Partial returns the line written so far and not yet ended (a prompt waiting on its line),
+// without trailing blanks; empty when there is none. The slice is reused by the next call.
+func (t *TermText) Partial() []byte { return t.text() }
+
+// EndPartial ends the line written so far, as a newline would: a prompt that has waited long
+// enough is a line of its own.
+func (t *TermText) EndPartial(line func([]byte, bool, int)) {
+	t.end(line)
+	t.col = 0
+}
+
+// Screen returns the last lines, the one being written included, joined by newlines: what a
+// prompt-for-input pattern is matched against.
+func (t *TermText) Screen() string {
+	s := strings.Join(t.screen, "\n")
+	if p := t.Partial(); len(p) > 0 {
+		if s != "" {
+			s += "\n"
+		}
+		s += string(p)
+	}
+	return s
+}
+
+// Prompt is a screen a terminal agent shows when it waits for a person: the reason it waits
+// (input, permission) and the pattern that tells the screen.
+type Prompt struct {
+	Reason string
+	Re     *regexp.Regexp
+}
+
+// Quiet is the reason a terminal agent waits that has been silent for IdleAfter showing screen:
+// the first of m.Prompts that matches it, else quiet.
+func (m Machine) Quiet(screen string) string {
+	for _, p := range m.Prompts {
+		if p.Re != nil && p.Re.MatchString(screen) {
+			return p.Reason
+		}
+	}
+	return ReasonQuiet
+}

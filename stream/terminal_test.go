@@ -1,0 +1,91 @@
+package stream
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestTermText(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string // the lines, then "partial:" and what is left on the line
+	}{
+		{"plain lines", "hello\r\nworld\r\n", []string{"hello", "world"}},
+		{"colours go", "\x1b[1;31mred\x1b[0m text\n", []string{"red text"}},
+		{"a title (OSC) goes, BEL or ST", "\x1b]0;title\x07a\x1b]2;t\x1b\\b\n", []string{"ab"}},
+		{"a DCS string goes", "\x1bPq#0;2;0;0;0\x1b\\x\n", []string{"x"}},
+		{"short escapes go", "\x1b7\x1b=\x1b(Bsaved\x1b8\n", []string{"saved"}},
+		{"a spinner keeps its last frame", "\r| work\r/ work\r- done\n", []string{"- done"}},
+		{"backspace moves back", "ab\bc\n", []string{"ac"}},
+		{"text overwrites at the cursor", "hello world\rHELLO\n", []string{"HELLO world"}},
+		{"erase to the end of the line", "hello world\r\x1b[6C\x1b[K\n", []string{"hello"}},
+		{"columns by CHA, as Claude writes spaces", "\x1b[3G?\x1b[5Gfor\x1b[9Gshortcuts\r\n", []string{"  ? for shortcuts"}},
+		{"a carriage return then a move down keeps the line", "● turn 2\x1b[K\r\x1b[102C\x1b[1B\x1b[K\r\r\n", []string{"● turn 2"}},
+		{"a move up ends the line, the column kept", "one\x1b[4Atwo\n", []string{"one", "   two"}},
+		{"a move to a row and column", "top\x1b[5;3Hx\n", []string{"top", "  x"}},
+		{"a cursor move ends a line", "\x1b[1;1Htop\x1b[2;1Hnext\x1b[3;1H", []string{"top", "next"}},
+		{"cursor forward is a space", "a\x1b[1Cb\n", []string{"a b"}},
+		{"blank lines are skipped", "\n   \n\x1b[2J\nx\n", []string{"x"}},
+		{"a prompt waits on its line", "fake> ", []string{"partial:fake>"}},
+		{"a sequence split across writes", "\x1b[3", []string{}},
+		{"NUL and DEL go", "a\x00b\x7fc\n", []string{"abc"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var tx TermText
+			got := []string{}
+			emit := func(b []byte, _ bool, _ int) { got = append(got, string(b)) }
+			// Byte by byte and whole: the result is the same.
+			for i := 0; i < len(tt.in); i++ {
+				tx.Write([]byte{tt.in[i]}, emit)
+			}
+			if p := tx.Partial(); len(p) > 0 {
+				got = append(got, "partial:"+string(p))
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTermTextBounded(t *testing.T) {
+	tx := TermText{Max: 10, Rows: 2}
+	var lines []string
+	var cut []bool
+	tx.Write([]byte(strings.Repeat("x", 25)+"\n1\n2\n3\n"), func(b []byte, truncated bool, n int) {
+		lines = append(lines, string(b))
+		cut = append(cut, truncated)
+		if truncated && n != 25 {
+			t.Errorf("a cut line of 25 bytes says %d", n)
+		}
+	})
+	if lines[0] != strings.Repeat("x", 10) || !cut[0] || cut[1] {
+		t.Errorf("lines %q, cut %v", lines, cut)
+	}
+	if got := tx.Screen(); got != "2\n3" {
+		t.Errorf("screen keeps %q, want the last 2 lines", got)
+	}
+}
+
+func TestQuiet(t *testing.T) {
+	m := Machine{Mode: Terminal, Prompts: []Prompt{
+		{ReasonPermission, regexp.MustCompile(`Allow \w+\?`)},
+		{ReasonInput, regexp.MustCompile(`(?m)^> $`)},
+	}}
+	for screen, want := range map[string]string{
+		"working…":                  ReasonQuiet,
+		"Allow Bash?\n 1. Yes":      ReasonPermission,
+		"done\n> ":                  ReasonInput,
+		"Allow Bash? no: > \nnope ": ReasonPermission, // the first match wins
+	} {
+		if got := m.Quiet(screen); got != want {
+			t.Errorf("Quiet(%q) = %s, want %s", screen, got, want)
+		}
+	}
+	if got := (Machine{Mode: Terminal}).Quiet("> "); got != ReasonQuiet {
+		t.Errorf("without prompts: %s", got)
+	}
+}

@@ -62,6 +62,8 @@ export PM2_HOME=$tmp/pm2home
 bench_start
 data=$out/data.tsv # N KEY VALUE, N = 0 for what belongs to no count
 put() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$data"; }
+# load_now: the load average and how many tasks are runnable right now (it lags by minutes).
+load_now() { echo "$(load), runnable $(cut -d' ' -f4 /proc/loadavg | cut -d/ -f1)"; }
 
 # --- tools, limits -----------------------------------------------------------------------------
 need_apt jq jq || { echo "scale.sh: jq is needed" >&2; exit 1; }
@@ -110,7 +112,7 @@ rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 put 0 meta "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, $(go version | awk '{print $3}'), agt $rev"
 put 0 tools "$(tmux -V 2>/dev/null)${pm2_version:+, pm2 $pm2_version, node $(node -v)}$( ((have_hyperfine)) && echo ", $(hyperfine --version)")"
 put 0 command "bench/scale.sh $( ((quick)) && echo '--quick ')--counts $(IFS=,; echo "${counts[*]}") --idle $idle_secs --runs $runs --events-rate $ev_rate --events-for $ev_secs"
-put 0 load_start "$(load)"
+put 0 load_start "$(load_now)"
 log "start: $(load)"
 
 # stamps FILE: "T0 T1" lines (EPOCHREALTIME before and after) -> milliseconds, one a line.
@@ -149,7 +151,7 @@ clear_rundir() {
 if ((use_events)); then
 	log "events: one agent writing $ev_rate events/s for ${ev_secs}s, agt tail -f attached"
 	ev=$tmp/ev
-	put 0 load_events "$(load)"
+	put 0 load_events "$(load_now)"
 	"$agt" --run-dir "$ev" spawn --json flood -- "$bin/flood" write -rate "$ev_rate" -for "${ev_secs}s" \
 		-go "$out/flood.go" -report "$out/flood-write.json" >/dev/null
 	timeout $((ev_secs + 180)) "$agt" --run-dir "$ev" tail -f --json flood |
@@ -168,7 +170,7 @@ pm2_online() { "$pm2" jlist 2>/dev/null | jq '[.[] | select(.pm2_env.status == "
 for n in "${counts[@]}"; do
 	fits "$n" || continue
 	log "=== $n agents ($(load))"
-	put "$n" load "$(load)"
+	put "$n" load "$(load_now)"
 
 	# agt: spawn N, each timed.
 	run=$tmp/run-$n
@@ -236,7 +238,7 @@ for n in "${counts[@]}"; do
 
 	# agt stop --all: its time, its exit, and whether each agent ended within the grace + 5 s.
 	log "agt stop -t ${grace}s --all over $k agents"
-	put "$n" load_stop "$(load)"
+	put "$n" load_stop "$(load_now)"
 	t0=$EPOCHREALTIME rc=0
 	timeout 900 "$agt" --run-dir "$run" stop -t "${grace}s" --all >/dev/null 2>"$out/stopall-$n.err" || rc=$?
 	put "$n" agt_stopall_s "$(secs_since "$t0")"
@@ -286,7 +288,7 @@ for n in "${counts[@]}"; do
 	# pm2: N processes from one ecosystem file; one more started alone; jlist; stop all.
 	if ((use_pm2)); then
 		log "pm2: starting $k sleep 900 processes"
-		put "$n" load_pm2 "$(load)"
+		put "$n" load_pm2 "$(load_now)"
 		"$pm2" ping >/dev/null # the daemon starts here, outside the timings
 		jq -n --argjson n "$k" '{apps: [range(1; $n + 1) | {name: "p\(.)", script: "sleep",
 			args: "900", interpreter: "none", autorestart: false, kill_timeout: '$((grace * 1000))'}]}' >"$out/apps.json"
@@ -322,7 +324,7 @@ for n in "${counts[@]}"; do
 	# tmux: one server (an anchor session starts it), N sessions each timed, ls, kill-server.
 	if ((use_tmux)); then
 		log "tmux: $k sessions"
-		put "$n" load_tmux "$(load)"
+		put "$n" load_tmux "$(load_now)"
 		sock=$tmp/tmux-$n
 		tmux -S "$sock" new-session -d -s anchor sleep 900
 		: >"$out/tmux-$n"
@@ -355,7 +357,7 @@ for n in "${counts[@]}"; do
 	fi
 	log "done with $n ($(load))"
 done
-put 0 load_end "$(load)"
+put 0 load_end "$(load_now)"
 
 # --- the tables and the plots ------------------------------------------------------------------
 mkdir -p "$plots"

@@ -223,16 +223,18 @@ def report(meta, per):
     print(f"command: `{meta.get('command', '')}`  ")
     print(f"limits: {meta.get('limits', '')}  ")
     def ld(v):
-        return v.removeprefix("load ")
+        """ "load 1.5, 2.0, 3.1, runnable 4" -> "1.5, 2.0, 3.1 (4 runnable)" """
+        v = v.removeprefix("load ")
+        avg, _, run = v.partition(", runnable ")
+        return f"{avg} ({run} runnable)" if run else avg
 
-    loads = [f"start {ld(meta.get('load_start', '-'))}"]
-    if "load_events" in meta:
-        loads.append(f"events {ld(meta['load_events'])}")
-    for n, d in per.items():
-        loads.append(f"{n} agents: " + ", ".join(f"{k[5:] or 'agt'} {ld(d[k])}" for k in
-                                                 ("load", "load_stop", "load_pm2", "load_tmux") if k in d))
-    loads.append(f"end {ld(meta.get('load_end', '-'))}")
-    print("load average (1, 5, 15 min): " + "; ".join(loads))
+    print(f"load average (1, 5, 15 min): at the start {ld(meta.get('load_start', '-'))}"
+          + (f"; events {ld(meta['load_events'])}" if "load_events" in meta else "")
+          + f"; at the end {ld(meta.get('load_end', '-'))}")
+    steps = ("load", "load_stop", "load_pm2", "load_tmux")
+    print()
+    print(table(["load at", "agt spawn", "agt stop --all", "pm2", "tmux"],
+                [[f"{n} agents"] + [ld(d[k]) if k in d else "-" for k in steps] for n, d in per.items()]))
     for n, d in per.items():
         for k in ("skipped", "limited"):
             if k in d:

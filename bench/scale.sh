@@ -5,7 +5,7 @@
 # Usage: bench/scale.sh [--quick] [--counts LIST] [--idle SECS] [--runs N] [--events-rate N]
 #                       [--events-for SECS] [--plots DIR] [--no-pm2] [--no-tmux] [--no-events]
 #
-#   --quick            counts 10,50, a 10 s idle window, 5 runs, a 10 s flood; a few minutes
+#   --quick            counts 10,50, a 10 s idle window, 5 runs, a 10 s flood; about a minute
 #   --counts LIST      agent counts, comma-separated, run in this order; default 10,100,500,1000
 #   --idle SECS        how long to watch idle supervisors for wakeups; default 30
 #   --runs N           timed runs of each listing and of the single stop; default 10

@@ -48,95 +48,11 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/agt-bench.XXXXXX")
 bin=$tmp/bin run=$tmp/run spawnrun=$tmp/spawnrun
 mkdir -p "$bin" "$tmp/work" "$tmp/out"
 export PM2_HOME=$tmp/pm2home
-tmux_sock=agt-bench-$$
-pm2_ids='' # "PID:START" of the pm2 daemon and of its children, to kill only those
-
-log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
-load() { uptime | sed 's/.*load average: /load /'; }
-
-# start_time PID: its start time, field 22 of /proc/PID/stat; fails when PID is gone.
-start_time() {
-	local stat
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-	stat=${stat##*) }
-	awk '{print $20}' <<<"$stat"
-}
-# same_proc PID START: PID is alive and is still the process that started at START.
-same_proc() { [[ $(start_time "$1") == "$2" ]]; }
-# pm2_record PID...: remember these processes by identity, for the cleanup.
-pm2_record() {
-	local p s
-	for p; do s=$(start_time "$p") && pm2_ids+=" $p:$s"; done
-	return 0
-}
-
-# kill_leftovers RUNDIR: SIGKILL any supervisor or agent group still recorded in RUNDIR, after
-# checking its identity (pid and start time), as a net under `agt stop --all`.
-kill_leftovers() {
-	local f pid start
-	for f in "$1"/agents/*/supervisor.pid "$1"/agents/*/agent.pid; do
-		[[ -f $f ]] || continue
-		read -r pid start _ <"$f" || continue
-		if same_proc "$pid" "$start"; then
-			[[ $f == *agent.pid ]] && kill -KILL -- "-$pid" 2>/dev/null
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-	done
-}
-
-cleanup() {
-	local rc=$? d pid
-	trap - EXIT INT TERM
-	set +e
-	log "cleaning up"
-	for d in "$run" "$spawnrun"; do
-		[[ -d $d/agents ]] || continue
-		AGT_RUN_DIR=$d timeout 60 "$bin/agt" stop -t 2s --all >/dev/null 2>&1
-		kill_leftovers "$d"
-	done
-	tmux -L "$tmux_sock" kill-server 2>/dev/null
-	for d in "$tmp"/tmux-cold-*; do
-		[[ -e $d ]] && tmux -S "$d" kill-server 2>/dev/null
-	done
-	if [[ -f $PM2_HOME/pm2.pid ]]; then
-		pid=$(cat "$PM2_HOME/pm2.pid")
-		pm2_record "$pid" $(pgrep -P "$pid")
-		timeout 60 "$tmp/pm2/node_modules/.bin/pm2" kill >/dev/null 2>&1
-	fi
-	for pid in $pm2_ids; do
-		same_proc "${pid%%:*}" "${pid#*:}" && kill -KILL "${pid%%:*}" 2>/dev/null
-	done
-	rm -rf "$tmp"
-	exit "$rc"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# median: the median of the numbers on stdin, one a line.
-median() {
-	sort -g | awk '{a[NR]=$1} END {if (NR == 0) print "nan"; else if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'
-}
-# calc EXPR: awk arithmetic, printed with %.FMT (default %.2f).
-calc() { awk "BEGIN {printf \"${2:-%.2f}\", $1}"; }
-# ms CMD...: run CMD once with its stdout discarded; print its wall time in milliseconds.
-ms() {
-	local t0 t1
-	t0=$EPOCHREALTIME
-	"$@" >/dev/null
-	t1=$EPOCHREALTIME
-	calc "($t1 - $t0) * 1000" %.3f
-	echo
-}
+tmux_sock=$tmp/tmux-warm
+. "$root/bench/lib.sh"
+bench_start
 
 # --- tools -------------------------------------------------------------------------------------
-need_apt() { # need_apt CMD PACKAGE: install PACKAGE from Debian when CMD is missing.
-	command -v "$1" >/dev/null && return 0
-	[[ $(id -u) == 0 ]] || return 1
-	log "installing $2"
-	apt-get install -y -q "$2" >/dev/null 2>&1 ||
-		{ apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "$2" >/dev/null 2>&1; }
-}
 need_apt jq jq || { echo "run.sh: jq is needed" >&2; exit 1; }
 need_apt tmux tmux || { echo "run.sh: tmux is needed" >&2; exit 1; }
 if ((have_hyperfine)) && ! need_apt hyperfine hyperfine; then
@@ -150,67 +66,35 @@ log "building agt, floor and hello into a temporary directory"
 	CGO_ENABLED=0 go build -o "$bin/hello" ./bench/hello)
 
 if ((use_pm2)); then
-	log "installing pm2 from npm"
-	if ! npm install --prefix "$tmp/pm2" --no-audit --no-fund --loglevel=error pm2 >/dev/null 2>&1; then
+	if ! install_pm2; then
 		log "npm install pm2 failed: skipping pm2"
 		use_pm2=0
 	fi
 fi
-pm2=$tmp/pm2/node_modules/.bin/pm2
-pm2_version=''
-((use_pm2)) && pm2_version=$(jq -r .version "$tmp/pm2/node_modules/pm2/package.json")
 
 cd "$tmp/work" # agents run here: no repository, nothing else of the caller's
 load_start=$(load)
 log "start: $load_start"
 
-# time_set RUNS WARMUP NAME CMD [NAME CMD]...: one round: time each command RUNS times and
-# append "NAME MS" for each run to $tmp/out/times, and "cpu:NAME MS" (user+system of one run,
-# averaged over the round) when hyperfine is there. Without hyperfine, a shell loop takes turns.
-time_set() {
-	local runs=$1 warm=$2
-	shift 2
-	if ((have_hyperfine)); then
-		local args=() json=$tmp/out/h.json
-		while (($#)); do args+=(-n "$1" "$2"); shift 2; done
-		hyperfine -N --style none --warmup "$warm" --runs "$runs" --export-json "$json" "${args[@]}" >&2
-		jq -r '.results[] | (.command as $c | .times[] | "\($c) \(. * 1000)"),
-			"cpu:\(.command) \((.user + .system) * 1000)"' "$json" >>"$tmp/out/times"
-		return
-	fi
-	local cmds=("$@") i j
-	for ((i = 0; i < warm + runs; i++)); do
-		for ((j = 0; j < ${#cmds[@]}; j += 2)); do
-			if ((i < warm)); then
-				${cmds[j + 1]} >/dev/null
-			else
-				echo "${cmds[j]} $(ms ${cmds[j + 1]})" >>"$tmp/out/times"
-			fi
-		done
-	done
-}
-# fig NAME: the median of NAME's timings over all rounds, in ms.
-fig() { awk -v n="$1" '$1 == n {print $2}' "$tmp/out/times" | median; }
-
 # --- 3. spawn versus tmux new-session ------------------------------------------------------------
 # Done first, before 100 agents and pm2 load the machine. Names are new each run; each agent and
 # session is stopped right after it is timed, outside the timing.
 log "spawn: $spawn_runs x agt spawn, tmux new-session (server running) and (cold server)"
-tmux -L "$tmux_sock" new-session -d -s anchor sleep 3600 # keeps the server up for the warm case
+tmux -S "$tmux_sock" new-session -d -s anchor sleep 3600 # keeps the server up for the warm case
 : >"$tmp/out/spawn.agt" && : >"$tmp/out/spawn.tmux" && : >"$tmp/out/spawn.tmuxcold" && : >"$tmp/out/spawn.chain"
 for ((i = 1; i <= spawn_runs; i++)); do
 	AGT_RUN_DIR=$spawnrun ms "$bin/agt" spawn --json "s$i" -- sleep 60 >>"$tmp/out/spawn.agt"
 	ms "$bin/chain" sleep 1 >>"$tmp/out/spawn.chain" # its sleeps end on their own
-	ms tmux -L "$tmux_sock" new-session -d -s "t$i" sleep 60 >>"$tmp/out/spawn.tmux"
+	ms tmux -S "$tmux_sock" new-session -d -s "t$i" sleep 60 >>"$tmp/out/spawn.tmux"
 	ms tmux -S "$tmp/tmux-cold-$i" new-session -d -s "c$i" sleep 60 >>"$tmp/out/spawn.tmuxcold"
 	AGT_RUN_DIR=$spawnrun "$bin/agt" stop -t 2s "s$i" >/dev/null
-	tmux -L "$tmux_sock" kill-session -t "t$i"
+	tmux -S "$tmux_sock" kill-session -t "t$i"
 	tmux -S "$tmp/tmux-cold-$i" kill-server
 done
 AGT_RUN_DIR=$spawnrun "$bin/agt" ps --json | jq -e -s --argjson n "$spawn_runs" \
 	'length == $n and all(.state == "stopped")' >/dev/null ||
 	{ echo "run.sh: a spawned agent did not start and stop as expected" >&2; exit 1; }
-tmux -L "$tmux_sock" kill-server
+tmux -S "$tmux_sock" kill-server
 spawn_agt=$(median <"$tmp/out/spawn.agt")
 spawn_tmux=$(median <"$tmp/out/spawn.tmux")
 spawn_tmuxcold=$(median <"$tmp/out/spawn.tmuxcold")
@@ -227,13 +111,10 @@ for ((i = 1; i <= agents; i++)); do
 	"$bin/agt" spawn --json "$(printf 'a%03d' "$i")" -- sleep 600 >/dev/null
 done
 spawn_all=$(calc "$EPOCHREALTIME - $t0" %.1f)
-log "spawned $agents in ${spawn_all}s; waiting until all are waiting (idle-after 5s)"
-for ((i = 0; i < 60; i++)); do
-	[[ $("$bin/agt" ps -q --state waiting | wc -l) -eq $agents ]] && break
-	sleep 1
-done
-[[ $("$bin/agt" ps -q --state waiting | wc -l) -eq $agents ]] ||
-	{ echo "run.sh: not all $agents agents reached waiting" >&2; exit 1; }
+log "spawned $agents in ${spawn_all}s"
+sleep 2 # a plain command has no timer (it never turns waiting): its supervisor is idle once it runs
+[[ $("$bin/agt" ps -q --state running | wc -l) -eq $agents ]] ||
+	{ echo "run.sh: not all $agents agents run" >&2; exit 1; }
 [[ $("$bin/floor" "$run" | wc -l) -eq $agents ]] ||
 	{ echo "run.sh: floor did not list $agents agents" >&2; exit 1; }
 
@@ -282,7 +163,6 @@ inotify_max=$(cat /proc/sys/fs/inotify/max_user_instances 2>/dev/null || echo '?
 load_idle=$(load)
 
 # --- 4. memory of the supervisors --------------------------------------------------------------
-kb() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/smaps_rollup"; }
 for p in "${sup_pids[@]}"; do kb "$p" Pss; done >"$tmp/out/pss"
 for p in "${sup_pids[@]}"; do kb "$p" Rss; done >"$tmp/out/rss"
 pss_med=$(median <"$tmp/out/pss") pss_max=$(sort -n "$tmp/out/pss" | tail -1)
@@ -306,13 +186,11 @@ if ((use_pm2)); then
 		args: "600", interpreter: "none", autorestart: false}]}' >"$tmp/out/apps.json"
 	"$pm2" start "$tmp/out/apps.json" >/dev/null
 	pm2_daemon=$(cat "$PM2_HOME/pm2.pid")
-	pm2_record "$pm2_daemon"
 	for ((i = 0; i < 60; i++)); do
 		[[ $("$pm2" jlist 2>/dev/null | jq '[.[] | select(.pm2_env.status == "online")] | length') -eq $agents ]] && break
 		sleep 1
 	done
 	children=$(pgrep -P "$pm2_daemon" || true)
-	pm2_record $children
 	[[ $(wc -w <<<"$children") -ge $agents ]] ||
 		{ echo "run.sh: pm2 did not start $agents processes" >&2; exit 1; }
 	# agt ps again, in turn with pm2 jlist, so that the ratio compares the same moments.

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"agt/pids"
 	"agt/state"
 )
 
@@ -212,6 +214,17 @@ func (s *supervisor) serve(raw syscall.RawConn) {
 	}
 }
 
+// fromOwnTree reports whether pid runs below this supervisor: the agent, what it started, an
+// agent it spawned. A permission the agent asked for is the person's (or the policy's) to
+// answer, never the agent's own. The supervisor's hooks are not of the tree: a hook may answer.
+func (s *supervisor) fromOwnTree(pid int) bool {
+	members, err := pids.Tree{Root: os.Getpid(), Walk: true, Spared: s.hooks.pids}.Members()
+	if err != nil {
+		return true // cannot tell: refuse
+	}
+	return slices.ContainsFunc(members, func(id pids.Identity) bool { return id.PID == pid })
+}
+
 func (s *supervisor) serveOne(fd int) {
 	c := os.NewFile(uintptr(fd), "ctl")
 	defer c.Close()
@@ -220,7 +233,8 @@ func (s *supervisor) serveOne(fd int) {
 		b, _ := json.Marshal(r)
 		c.Write(append(b, '\n'))
 	}
-	if cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED); err != nil || int(cred.Uid) != os.Getuid() {
+	peer, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err != nil || int(peer.Uid) != os.Getuid() {
 		answer(Reply{Error: "only the agent's owner may control it"})
 		return
 	}
@@ -240,6 +254,10 @@ func (s *supervisor) serveOne(fd int) {
 	}
 	if r, ok := s.terminalControl(req); ok {
 		answer(r)
+		return
+	}
+	if (req.Op == OpApprove || req.Op == OpDeny) && s.fromOwnTree(int(peer.Pid)) {
+		answer(Reply{Error: "an agent cannot answer its own permission requests: run agt " + req.Op + " from outside its process tree"})
 		return
 	}
 	reply := s.control(req)

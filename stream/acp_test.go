@@ -102,22 +102,7 @@ func TestACPGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			events, failure := playACP(t, data)
-			checkEvents(t, events)
-			got := appendFailure(serialize(events), failure)
-			golden := filepath.Join("testdata", "acp", stem(file)+".golden.ndjson")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./stream -run ACPGolden -u)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("events differ from %s (rewrite with -u)\n got:\n%s\nwant:\n%s", golden, got, want)
-			}
+			checkGolden(t, events, failure, filepath.Join("testdata", "acp", stem(file)+".golden.ndjson"), "ACPGolden")
 		})
 	}
 }

@@ -241,22 +241,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				events, failure := decodeRun(t, f.new(), stdoutLines(file, data), stderrOf(t, file), Exit{Code: codes[stem(file)]})
-				checkEvents(t, events)
-				got := appendFailure(serialize(events), failure)
-				golden := filepath.Join("testdata", f.name, stem(file)+".golden.ndjson")
-				if *update {
-					if err := os.WriteFile(golden, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (run go test ./stream -run Golden -u)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("events differ from %s (rewrite with -u)\n got:\n%s\nwant:\n%s", golden, got, want)
-				}
+				checkGolden(t, events, failure, filepath.Join("testdata", f.name, stem(file)+".golden.ndjson"), "Golden")
 			})
 		}
 	}
@@ -552,5 +537,26 @@ func TestCodexSessionTotalAfterStartOver(t *testing.T) {
 	got := next.Decode(nil, turn(1000, 300, 90))
 	if !bytes.Equal(serialize(got), serialize(want)) {
 		t.Errorf("resumed decoder: %s; the one that saw it all: %s", serialize(got), serialize(want))
+	}
+}
+
+// checkGolden checks events and compares them, with the failure, to the golden file; with -u it
+// rewrites the file instead. run names the test to run with -u.
+func checkGolden(t *testing.T, events []Event, failure Failure, golden, run string) {
+	t.Helper()
+	checkEvents(t, events)
+	got := appendFailure(serialize(events), failure)
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./stream -run %s -u)", err, run)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("events differ from %s (rewrite with -u)\n got:\n%s\nwant:\n%s", golden, got, want)
 	}
 }

@@ -111,9 +111,10 @@ func runReap(c *cli.Context) error {
 	}
 	for _, a := range agents {
 		st := spawn.Observe(a)
+		res, justReaped := reaped[a.Name]
 		var r *reapResult
 		switch {
-		case prune > 0 && stream.IsFinal(st.State) && time.Since(st.Since) > prune:
+		case prune > 0 && !justReaped && stream.IsFinal(st.State) && time.Since(st.Since) > prune:
 			r = &reapResult{Name: a.Name, Action: "would prune", State: st.State}
 			if !dry {
 				// The workspace outlives the record: the registry keeps it for agt workspaces.
@@ -142,8 +143,7 @@ func runReap(c *cli.Context) error {
 		case dry && st.State == stream.Lost:
 			r = &reapResult{Name: a.Name, Action: "would reap", Reason: st.Reason}
 		default:
-			res, ok := reaped[a.Name]
-			if !ok {
+			if !justReaped {
 				continue
 			}
 			if res.Err != nil {

@@ -321,8 +321,18 @@ type Tree struct {
 // Members returns the identities of the tree's live processes, by PID.
 func (t Tree) Members() ([]Identity, error) {
 	if t.Walk && !t.GroupOnly && t.Root > 0 {
-		if procs, ok := descendants(t.Root); ok {
-			return t.walked(procs), nil
+		// The children links are not read atomically: a process whose parent exits during the
+		// walk moves to the root's list, which may have been read already. Its parent is then
+		// seen exited, its children moved (the kernel moves them before the parent turns
+		// zombie), so a second walk finds them: an empty tree is believed once two say so.
+		for try := 0; try < 2; try++ {
+			procs, ok := descendants(t.Root)
+			if !ok {
+				break
+			}
+			if ids := t.walked(procs); len(ids) > 0 || try == 1 {
+				return ids, nil
+			}
 		}
 	}
 	snap, err := TakeSnapshot()

@@ -443,3 +443,48 @@ func TestSignalEPERMIsNoEvidence(t *testing.T) {
 		t.Fatalf("sent(ESRCH) = %v, want ErrGone", err)
 	}
 }
+
+// A process whose parent exits while a walk reads the children links moves to the root's
+// list, perhaps after the walk read it: the walk must not then call the tree empty while
+// that process lives (the root here is a subreaper, as a supervisor is).
+func TestTreeWalkSeesReparented(t *testing.T) {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		t.Skipf("cannot become a subreaper: %v", err)
+	}
+	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+	tree := Tree{Root: os.Getpid(), Walk: true}
+	for try := 0; try < 20; try++ {
+		cmd := exec.Command("sh", "-c", "sleep 30 & echo $!; exec sleep 0.02")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		var orphan int
+		if _, err := fmt.Fscan(out, &orphan); err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(200 * time.Millisecond); time.Now().Before(end); {
+			ids, err := tree.Members()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) == 0 && processAlive(orphan) {
+				syscall.Kill(orphan, syscall.SIGKILL)
+				t.Fatalf("try %d: the walk found no member while pid %d lives", try, orphan)
+			}
+		}
+		syscall.Kill(orphan, syscall.SIGKILL)
+		cmd.Wait()
+		var ws syscall.WaitStatus
+		syscall.Wait4(orphan, &ws, 0, nil) // adopted: ours to reap
+	}
+}
+
+// processAlive reports whether pid runs and is no zombie.
+func processAlive(pid int) bool {
+	p, err := readProc(pid)
+	return err == nil && !p.zombie()
+}

@@ -185,7 +185,7 @@ func (s *supervisor) connect(g *generation, argv0 string) error {
 				}
 			}
 		case <-s.sigs.term:
-			s.a.SetWant("down")
+			s.wantDown() // a plain SIGTERM is a stop too
 			why = errStoppedConnecting.Error()
 		case <-t.C:
 			if answered {

@@ -203,10 +203,17 @@ func ReapAll(agents []*state.Agent) []ReapResult {
 			trees = append(trees, *rp.tree)
 		}
 	}
-	killed := killTrees(trees)
+	killed, left, err := killTrees(trees)
 	for _, rp := range jobs {
-		if rp.tree != nil {
-			rp.r.Killed, killed = killed[0], killed[1:]
+		switch {
+		case err != nil:
+			// Nothing is known of the tree: the record stays as it was, for the next reap.
+			rp.lock.Close()
+			results[rp.i].Err = fmt.Errorf("reap %s: %w", rp.a.Name, err)
+			continue
+		case rp.tree != nil:
+			rp.r.Killed, rp.survivors = killed[0], left[0]
+			killed, left = killed[1:], left[1:]
 		}
 		results[rp.i].Reaped, results[rp.i].Err = rp.finish()
 	}
@@ -221,6 +228,9 @@ type reaping struct {
 	st   *state.Status
 	r    *Reaped
 	tree *pids.Tree // nil: nothing to signal
+	// survivors are the processes of the tree that outlived SIGKILL: the end is failed, not
+	// stopped (R13).
+	survivors []pids.Identity
 }
 
 // startReap takes a's lock and says what is to be done; nil when nothing is.
@@ -278,11 +288,16 @@ func (rp *reaping) finish() (*Reaped, error) {
 	}
 	defer log.Close()
 	now := time.Now()
-	ev := stream.Event{V: stream.Version, TS: now, Agent: a.Name, Seq: last + 1, Type: stream.TypeState, From: st.State, To: stream.Stopped, Reason: r.Reason}
+	to, reason := stream.Stopped, r.Reason
+	if len(rp.survivors) > 0 {
+		to, reason, st.Error = stream.Failed, ReasonSurvivors, survivedSIGKILL(rp.survivors)
+		r.Reason = reason
+	}
+	ev := stream.Event{V: stream.Version, TS: now, Agent: a.Name, Seq: last + 1, Type: stream.TypeState, From: st.State, To: to, Reason: reason}
 	if err := log.Write(append(ev.AppendJSON(nil), '\n')); err != nil {
 		return nil, fmt.Errorf("append to events of %s: %w", a.Name, err)
 	}
-	st.State, st.Reason, st.Since, st.Updated, st.LastSeq = stream.Stopped, r.Reason, now, now, last+1
+	st.State, st.Reason, st.Since, st.Updated, st.LastSeq = to, reason, now, now, last+1
 	if err := rp.lock.WriteStatus(st); err != nil {
 		return nil, err
 	}
@@ -348,39 +363,38 @@ func readIdentity(a *state.Agent, file string) (pids.Identity, error) {
 // killTrees sends SIGTERM to every tree, gives them a moment, then SIGKILLs what is left, and
 // returns how many processes of each it signalled at first. Each look at what is left is one
 // read of /proc for all the trees.
-func killTrees(trees []pids.Tree) []int {
-	n := make([]int, len(trees))
+func killTrees(trees []pids.Tree) (n []int, left [][]pids.Identity, err error) {
+	n, left = make([]int, len(trees)), make([][]pids.Identity, len(trees))
 	if len(trees) == 0 {
-		return n
+		return n, left, nil
 	}
 	snap, err := pids.TakeSnapshot()
 	if err != nil {
-		return n
+		return nil, nil, err
 	}
 	for i, t := range trees {
 		n[i], _ = pids.SignalAll(t.MembersIn(snap), syscall.SIGTERM)
 	}
 	deadline := time.Now().Add(cleanupGrace)
-	for time.Now().Before(deadline.Add(survivorWait)) {
-		snap, err := pids.TakeSnapshot()
-		if err != nil {
-			break
+	for {
+		if snap, err = pids.TakeSnapshot(); err != nil {
+			return nil, nil, err
 		}
-		left := false
-		for _, t := range trees {
-			if m := t.MembersIn(snap); len(m) > 0 {
-				left = true
+		some := false
+		for i, t := range trees {
+			left[i] = t.MembersIn(snap)
+			if len(left[i]) > 0 {
+				some = true
 				if !time.Now().Before(deadline) {
-					pids.SignalAll(m, syscall.SIGKILL)
+					kill(left[i])
 				}
 			}
 		}
-		if !left {
-			break
+		if !some || time.Now().After(deadline.Add(survivorWait)) {
+			return n, left, nil
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return n
 }
 
 // Prune deletes the record of an agent that has been final for longer than age. It takes the

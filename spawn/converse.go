@@ -239,7 +239,7 @@ func (s *supervisor) nextTurn(sigs signals, exit *stream.Exit) (*generation, err
 		}
 		select {
 		case <-sigs.term:
-			s.a.SetWant("down") // a plain SIGTERM is a stop too, as in run
+			s.wantDown() // a plain SIGTERM is a stop too
 			return nil, errStopped
 		case <-s.gone:
 			return nil, errStopped

@@ -334,10 +334,12 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 		if s.flushLocked(); len(s.pending) == 0 {
 			break
 		}
-		if !healable(s.writeErr) && time.Since(failing) > giveUpAfter {
-			s.final = false // dropped and counted, as a live write would be
-			s.flushLocked()
-			s.final = true
+		if s.lock.Check() != nil || !healable(s.writeErr) && time.Since(failing) > giveUpAfter {
+			// The record is gone, or no freed space will cure the error: the end is dropped,
+			// and counted, as a live write's would be.
+			n := int64(bytes.Count(s.pending, []byte{'\n'}))
+			s.status.Dropped += n
+			s.pending = s.pending[:0]
 			break
 		}
 		s.mu.Unlock()

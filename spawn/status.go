@@ -76,17 +76,26 @@ func (s *supervisor) writeStatuses() {
 		s.mu.Lock()
 		st, gen, failing := w.next, w.gen, w.failing != nil
 		s.mu.Unlock()
-		if st == nil || failing {
-			if failing {
-				timer.Reset(retry)
-				retry = min(2*retry, maxRetry)
-			}
+		if st == nil {
+			<-w.wake
+			continue
+		}
+		if failing {
+			// The disk refused the last try: the next comes after a pause, or sooner with a
+			// newer status, and is the newest one.
+			timer.Reset(retry)
+			retry = min(2*retry, maxRetry)
 			select {
 			case <-w.wake:
 				timer.Stop()
 			case <-timer.C:
 			}
-			continue
+			s.mu.Lock()
+			st, gen = w.next, w.gen
+			s.mu.Unlock()
+			if st == nil {
+				continue
+			}
 		}
 		err := s.writeStatusFile(st)
 		s.mu.Lock()

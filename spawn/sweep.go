@@ -73,7 +73,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 			return
 		}
 		stopping = true
-		s.a.SetWant("down") // already so when agt stop asked (R6); not when a plain SIGTERM did
+		s.wantDown() // a plain SIGTERM is a stop too
 		graceAt = s.stopDeadline(time.Now(), true)
 		s.mu.Lock()
 		s.acpStopLocked(time.Now()) // pending requests answered cancelled, before the signal
@@ -226,7 +226,9 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 		if err == nil && len(members) == 0 {
 			return stopAsked
 		}
-		if !killed && !time.Now().Before(deadline) {
+		if !time.Now().Before(deadline) {
+			// Past the deadline every look kills what it sees: a process forked since the
+			// last look gets its SIGKILL too, and only what outlives it is a survivor.
 			if err != nil {
 				members, _ = t.Members()
 			}
@@ -268,6 +270,15 @@ func (s *supervisor) drain(g *generation) {
 		g.outR.Close()
 		g.errR.Close()
 		<-g.readers
+	}
+}
+
+// wantDown makes want down for a stop that came as a plain SIGTERM. One that agt stop asked
+// for wrote it already, and it is not written again: agt restart tells by the file whether
+// another stop came while it stopped the agent.
+func (s *supervisor) wantDown() {
+	if s.a.Want() != "down" {
+		s.a.SetWant("down")
 	}
 }
 

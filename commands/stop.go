@@ -191,14 +191,9 @@ func printStopped(out *output, a *state.Agent, line []byte) error {
 		return printEvent(out, line)
 	}
 	how := gjson.GetBytes(line, "reason").String()
-	// The last run's exit: none when a restart was scheduled after it (stopped while
-	// restarting), or when the last start has none (a lost agent that reap killed).
-	exit, _ := state.LastLine(a.Path(state.EventsFile), 1<<20, func(l []byte) bool {
-		t := gjson.GetBytes(l, "type").String()
-		return t == stream.TypeExit || t == stream.TypeRestart || t == stream.TypeSpawned
-	})
+	exit := spawn.LastExit(a) // none when stopped while restarting, or reaped
 	switch code := gjson.GetBytes(exit, "code"); {
-	case gjson.GetBytes(exit, "type").String() != stream.TypeExit:
+	case exit == nil:
 	case gjson.GetBytes(exit, "signal").String() != "":
 		how = "killed by " + gjson.GetBytes(exit, "signal").String()
 	case code.Exists() && code.Type == gjson.Number:

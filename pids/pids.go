@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -274,16 +273,23 @@ func HasEnv(pid int, kv string) bool {
 	if pid <= 0 || kv == "" {
 		return false
 	}
+	i := strings.IndexByte(kv, '=')
+	return i >= 0 && envEntry(pid, kv[:i+1]) == kv
+}
+
+// envEntry returns the "NAME=value" entry of process pid's environment for name ("NAME="),
+// "" when it has none or cannot be read.
+func envEntry(pid int, name string) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
-		return false
+		return ""
 	}
 	for e := range bytes.SplitSeq(b, []byte{0}) {
-		if string(e) == kv {
-			return true
+		if bytes.HasPrefix(e, []byte(name)) {
+			return string(e)
 		}
 	}
-	return false
+	return ""
 }
 
 // Tree describes an agent's processes. Its members are the union of:
@@ -378,14 +384,7 @@ func (s *Snapshot) hasEnv(pid int, kv string) bool {
 	}
 	entry, ok := byPID[pid]
 	if !ok {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil {
-			for e := range bytes.SplitSeq(b, []byte{0}) {
-				if bytes.HasPrefix(e, []byte(name)) {
-					entry = string(e)
-					break
-				}
-			}
-		}
+		entry = envEntry(pid, name)
 		byPID[pid] = entry
 	}
 	return entry == kv
@@ -539,9 +538,8 @@ func children(pid int) ([]int, bool) {
 	}
 	var kids []int
 	found := false
-	var buf [4096]byte
 	for _, tid := range tids {
-		b, err := readAll(dir+"/"+tid+"/children", buf[:0])
+		b, err := os.ReadFile(dir + "/" + tid + "/children")
 		if err != nil {
 			continue // a thread that exited; or no children files at all (checked below)
 		}
@@ -553,26 +551,4 @@ func children(pid int) ([]int, bool) {
 		}
 	}
 	return kids, found
-}
-
-// readAll reads a whole /proc file into b.
-func readAll(path string, b []byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF || n == 0 && err == nil {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }

@@ -104,13 +104,11 @@ func stop(ctx context.Context, a *state.Agent, grace time.Duration, said *os.Fil
 			return nil, ctx.Err()
 		}
 		// The grace is over: a second SIGTERM, with a grace of 0, makes the supervisor SIGKILL
-		// the tree now. want is down already, unless an agt restart came in between and holds
-		// the lock with a new supervisor: this stop, the later word, stops that run too, or
-		// it would fail while the restarted agent runs.
-		if a.Want() != "down" {
-			if now, err := readIdentity(a, state.SupervisorPIDFile); err == nil && now != sup && now.Alive() {
-				return Stop(ctx, a, grace)
-			}
+		// the tree now. If an agt restart started a new supervisor meanwhile, which holds the
+		// lock, this stop (the later word) stops that run too, or it would wait on it and
+		// fail while the restarted agent runs.
+		if now, err := readIdentity(a, state.SupervisorPIDFile); err == nil && now != sup && now.Alive() {
+			return Stop(ctx, a, grace)
 		}
 		if a.Want() == "down" {
 			a.SetStopGrace(0)
@@ -304,6 +302,19 @@ func (rp *reaping) finish() (*Reaped, error) {
 	return r, nil
 }
 
+// LastExit returns the exit event of a's last run, nil when that run has none: a restart was
+// scheduled after it, or the last start has not ended (a lost agent that reap killed).
+func LastExit(a *state.Agent) []byte {
+	line, _ := state.LastLine(a.Path(state.EventsFile), 1<<20, func(l []byte) bool {
+		t := gjson.GetBytes(l, "type").String()
+		return t == stream.TypeExit || t == stream.TypeRestart || t == stream.TypeSpawned
+	})
+	if gjson.GetBytes(line, "type").String() != stream.TypeExit {
+		return nil
+	}
+	return line
+}
+
 // endInLog returns the final state event that ends a's log, with the exit of the run it
 // ended in Code and Signal; nil when the log does not end with the agent's end.
 func endInLog(a *state.Agent) *stream.Event {
@@ -318,11 +329,7 @@ func endInLog(a *state.Agent) *stream.Event {
 	if json.Unmarshal(line, &end) != nil || !stream.IsFinal(end.To) {
 		return nil
 	}
-	exit, _ := state.LastLine(path, 1<<20, func(l []byte) bool {
-		t := gjson.GetBytes(l, "type").String()
-		return t == stream.TypeExit || t == stream.TypeSpawned || t == stream.TypeRestart
-	})
-	if gjson.GetBytes(exit, "type").String() == stream.TypeExit {
+	if exit := LastExit(a); exit != nil {
 		var ev stream.Event
 		if json.Unmarshal(exit, &ev) == nil {
 			end.Code, end.Signal = ev.Code, ev.Signal
@@ -331,17 +338,13 @@ func endInLog(a *state.Agent) *stream.Event {
 	return &end
 }
 
-// spawnerPIDFile holds the identity of the agt spawn that is writing a new record, until the
-// supervisor's status replaces the record's "no status yet".
-const spawnerPIDFile = "spawn.pid"
-
 // spawnLost reports whether a record without a status was left by a spawn that is gone (killed
 // before its supervisor started): nothing will ever finish it but a reap.
 func spawnLost(a *state.Agent, st *state.Status) bool {
 	if st.State != Unknown {
 		return false
 	}
-	id, err := readIdentity(a, spawnerPIDFile)
+	id, err := readIdentity(a, state.SpawnerPIDFile)
 	return err == nil && !id.Alive()
 }
 

@@ -16,7 +16,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,7 +102,7 @@ func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Optio
 	// Who writes the record: should this spawn be killed before the supervisor takes over,
 	// the record reads as lost, not unknown for ever, and agt reap finishes it.
 	if self, err := pids.Self(); err == nil {
-		if err := a.WritePID(spawnerPIDFile, self.String()); err != nil {
+		if err := a.WritePID(state.SpawnerPIDFile, self.String()); err != nil {
 			a.Remove()
 			return nil, err
 		}
@@ -142,33 +141,16 @@ func start(a *state.Agent, sup *pending, opts Options) ([]byte, error) {
 	if err := a.WriteSpec(&spec); err != nil {
 		return nil, err
 	}
-	if err := claimUp(a); err != nil {
+	// A stop that raced the spawn found a record without a supervisor, wrote want = down and
+	// finished it as stopped: its word stands, and the spawn fails rather than start what the
+	// stop reported stopped (R6). A stop after this is seen by the supervisor, which checks
+	// want once it holds the lock.
+	if err := a.ClaimWant(); errors.Is(err, state.ErrStoppedFirst) {
+		return nil, fmt.Errorf("agent %q was stopped while it was being spawned; spawn it again if it should run", a.Name)
+	} else if err != nil {
 		return nil, err
 	}
 	return sup.release()
-}
-
-// claimUp writes want = up for a new record, unless a stop came first. A stop that races the
-// spawn finds a record without a supervisor, writes want = down and finishes the record as
-// stopped: its word stands, and the spawn fails rather than start what the stop reported
-// stopped (R6). A stop that comes after this is seen by the supervisor, which checks want
-// once it holds the lock.
-func claimUp(a *state.Agent) error {
-	f, err := os.OpenFile(a.Path(state.WantFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("agent %q was stopped while it was being spawned; spawn it again if it should run", a.Name)
-	}
-	if err != nil {
-		return fmt.Errorf("set want of %s: %w", a.Name, err)
-	}
-	_, err = f.WriteString("up\n")
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("set want of %s: %w", a.Name, err)
-	}
-	return nil
 }
 
 // pending is a supervisor started ahead of its record, so that its start-up (a whole agt

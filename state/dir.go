@@ -47,6 +47,7 @@ const (
 	StopTimeoutFile   = "stop_timeout" // the grace a pending stop asked for, written before want
 	SupervisorPIDFile = "supervisor.pid"
 	AgentPIDFile      = "agent.pid"
+	SpawnerPIDFile    = "spawn.pid" // the agt spawn writing a new record, until its supervisor takes over
 	LockFile          = "supervisor.lock"
 	EventsFile        = "events.ndjson"
 	StdoutLog         = "stdout.log"

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Schema versions written in the "v" field of spec.json and status.json.
@@ -382,6 +384,26 @@ func (a *Agent) SetWant(want string) error {
 	}
 	return nil
 }
+
+// ClaimWant writes want = up for a new record, unless a want is there already: a stop that
+// raced the spawn said down, and its word stands. ErrStoppedFirst says so.
+func (a *Agent) ClaimWant() error {
+	fd, err := openFD(a.Path(WantFile), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, 0o600)
+	if errors.Is(err, unix.EEXIST) {
+		return ErrStoppedFirst
+	}
+	if err != nil {
+		return fmt.Errorf("set want of %s: %w", a.Name, err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, []byte("up\n")); err != nil {
+		return fmt.Errorf("set want of %s: %w", a.Name, err)
+	}
+	return nil
+}
+
+// ErrStoppedFirst is ClaimWant's: a stop wrote want before the spawn could.
+var ErrStoppedFirst = errors.New("stopped while being spawned")
 
 // SetWantDown is SetWant("down") for a stop that asks for its own grace between SIGTERM and
 // SIGKILL: grace 0 kills at once; a negative grace keeps the one the agent was spawned with.

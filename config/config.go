@@ -44,7 +44,8 @@ type Config struct {
 	DetachKeys     string        // the keys that detach agt attach, such as "ctrl-\\"
 	Workspace      Workspace
 	Kinds          map[string]*Kind
-	Files          []string // the files read, user file first
+	Hosts          map[string]Host // the [hosts] table: machines reached over ssh
+	Files          []string        // the files read, user file first
 }
 
 // Restart is the restart policy: restart (on-failure, always, never), max_restarts and the
@@ -92,6 +93,7 @@ type file struct {
 	DetachKeys     *string             `toml:"detach_keys"`
 	Workspace      *workspaceTable     `toml:"workspace"`
 	Agents         map[string]kindFile `toml:"agents"`
+	Hosts          map[string]any      `toml:"hosts"` // a destination string or a table each: see Host
 }
 
 type workspaceTable struct {
@@ -418,6 +420,9 @@ func (c *Config) merge(path string) error {
 		if err := c.mergeKind(path, name, kf); err != nil {
 			return err
 		}
+	}
+	if err := c.mergeHosts(path, f.Hosts); err != nil {
+		return err
 	}
 	if c.DefaultAgent != "" {
 		if _, ok := c.Kinds[c.DefaultAgent]; !ok {

@@ -77,6 +77,7 @@ func TestMain(m *testing.M) {
 
 func TestScripts(t *testing.T) {
 	t.Parallel() // beside TestRealAgents, which waits on real agents most of its time
+	t.Cleanup(stopSSHHosts)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -104,28 +105,31 @@ func TestScripts(t *testing.T) {
 			// The race detector sleeps a second at every exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			env.Defer(func() { killMarked(testMarker + "=" + marker) })
-			return nil
+			return setupHostScript(env, marker)
 		},
+		Condition: hostsCondition,
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"waitfile":  cmdWaitFile,
-			"waitevent": cmdWaitEvent,
-			"waitstate": cmdWaitState,
-			"jsonl":     cmdJSONL,
-			"gone":      cmdGone,
-			"alive":     cmdAlive,
-			"signal":    cmdSignal,
-			"validlog":  cmdValidLog,
-			"maxrss":    cmdMaxRSS,
-			"seqs":      cmdSeqs,
-			"ptyclose":  cmdPtyClose,
-			"tty":       cmdTTY,
-			"fdcount":   cmdFDCount,
-			"procs":     cmdProcs,
-			"spread":    cmdSpread,
-			"nozombies": cmdNoZombies,
-			"plainagt":  cmdPlainAgt,
-			"term":      cmdTerm,
-			"filesize":  cmdFileSize,
+			"waitfile":   cmdWaitFile,
+			"waitevent":  cmdWaitEvent,
+			"waitstate":  cmdWaitState,
+			"jsonl":      cmdJSONL,
+			"gone":       cmdGone,
+			"alive":      cmdAlive,
+			"signal":     cmdSignal,
+			"validlog":   cmdValidLog,
+			"maxrss":     cmdMaxRSS,
+			"seqs":       cmdSeqs,
+			"ptyclose":   cmdPtyClose,
+			"tty":        cmdTTY,
+			"fdcount":    cmdFDCount,
+			"procs":      cmdProcs,
+			"spread":     cmdSpread,
+			"nozombies":  cmdNoZombies,
+			"plainagt":   cmdPlainAgt,
+			"term":       cmdTerm,
+			"filesize":   cmdFileSize,
+			"signalproc": cmdSignalProc,
+			"waitprocs":  cmdWaitProcs,
 		},
 	})
 }

@@ -51,6 +51,7 @@ func New(version string) *cli.App {
 			onUsage(cmd.Subcommands)
 		}
 	}
+	addHosts(app)
 	onUsage(app.Commands)
 	return app
 }

@@ -108,7 +108,7 @@ func fastPs(args []string, w io.Writer, getenv func(string) string) (bool, error
 	} else if i < len(args) && strings.HasPrefix(args[i], "--run-dir=") {
 		runDir, i = strings.TrimPrefix(args[i], "--run-dir="), i+1
 	}
-	if i >= len(args) || args[i] != "ps" || getenv("AGT_PS_FORMAT") != "" {
+	if h := getenv("AGT_HOST"); i >= len(args) || args[i] != "ps" || getenv("AGT_PS_FORMAT") != "" || h != "" && h != "local" {
 		return false, nil
 	}
 	jsonOut := false

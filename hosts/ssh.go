@@ -42,7 +42,7 @@ func (s *SSH) Name() string { return s.Host }
 // one destination and program.
 func (s *SSH) key() string {
 	sum := sha256.Sum256([]byte(s.Dest + "\x00" + s.Agt))
-	return hex.EncodeToString(sum[:8])
+	return hex.EncodeToString(sum[:6])
 }
 
 func (s *SSH) file(suffix string) string { return filepath.Join(s.Control, s.key()+suffix) }
@@ -319,14 +319,15 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// ControlDir makes (0700) and returns the private directory of the master sockets under the
-// run directory root. A socket path holds at most 108 bytes: when root is too deep for one,
-// the directory is agt-UID-ssh in the system's temporary directory, checked to be the user's
-// alone.
+// ControlDir makes (0700) and returns the private directory of the master sockets of the run
+// directory root: root/ssh. A socket path holds at most 107 bytes, and ssh binds a temporary
+// name 17 bytes longer first: when root is too deep for one, the directory is agt-UID-HASH in
+// the system's temporary directory (HASH of root), checked to be the user's alone.
 func ControlDir(root string) (string, error) {
 	dir := filepath.Join(root, "ssh")
-	if len(dir)+len("/0123456789abcdef.sock") >= 100 {
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("agt-%d-ssh", os.Getuid()))
+	if len(dir)+len("/0123456789ab.sock.0123456789abcdef") > 107 {
+		sum := sha256.Sum256([]byte(root))
+		dir = filepath.Join(os.TempDir(), fmt.Sprintf("agt-%d-%s", os.Getuid(), hex.EncodeToString(sum[:4])))
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("make the ssh control directory: %w", err)

@@ -1,0 +1,253 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/tidwall/gjson"
+	"github.com/urfave/cli/v2"
+
+	"agt/hosts"
+	"agt/stream"
+)
+
+// maxHostLine bounds one line from a host: agt caps what it writes far below this.
+const maxHostLine = 16 << 20
+
+// placeOutput is what one place answered a command.
+type placeOutput struct {
+	place hosts.Place
+	lines [][]byte // its NDJSON objects, each with "host" added
+	raw   []byte   // its stdout as it came, when it is not NDJSON
+	err   error
+}
+
+// runEach runs a call at each place in parallel, each from call(i) for the i-th group, and
+// returns what each answered, in order. jsonOut: stdout is NDJSON, collected as lines tagged
+// with the host; else it is kept raw. Each place's stderr is passed on, each line naming it.
+func runEach(ctx context.Context, errw io.Writer, groups []placeNames, jsonOut bool, call func(i int) *hosts.Call) []placeOutput {
+	outs := make([]placeOutput, len(groups))
+	var wg sync.WaitGroup
+	var mu sync.Mutex // one place's diagnostics at a time
+	for i, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			o := &outs[i]
+			o.place = g.place
+			cl := call(i)
+			var raw bytes.Buffer
+			lw := &lineWriter{fn: func(line []byte) error {
+				if tagged := tagHost(line, g.place.Name()); tagged != nil {
+					o.lines = append(o.lines, tagged)
+				}
+				return nil
+			}}
+			if jsonOut {
+				cl.Stdout = lw
+			} else {
+				cl.Stdout = &raw
+			}
+			cl.Stderr = &hostDiagnostics{w: errw, host: g.place.Name(), mu: &mu}
+			o.err = g.place.Run(ctx, cl)
+			lw.Close()
+			o.raw = raw.Bytes()
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// hostExit reports how the places ended: one line for each that failed to run the command
+// (unreachable, or refused), and the exit status of the command as a whole: the first
+// non-zero status of a place, 1 for a place that was not reached.
+func hostExit(c *cli.Context, outs []placeOutput) error {
+	code := 0
+	for _, o := range outs {
+		n := 0
+		var exit *hosts.ExitError
+		switch {
+		case o.err == nil:
+		case errors.As(o.err, &exit):
+			n = exit.Code // the host's agt said why
+		case c.Context.Err() != nil:
+			return c.Context.Err()
+		default:
+			printHostError(c.App.ErrWriter, o.place.Name(), o.err)
+			n = 1
+		}
+		if code == 0 {
+			code = n
+		}
+	}
+	if code != 0 {
+		return cli.Exit("", code)
+	}
+	return nil
+}
+
+// printHostError prints why a place could not run a command: ssh's reason for an unreachable
+// host, each line naming the host.
+func printHostError(w io.Writer, host string, err error) {
+	var u *hosts.Unreachable
+	msg := err.Error()
+	if errors.As(err, &u) {
+		msg = u.Reason
+	}
+	if !strings.Contains(msg, host) || errors.As(err, &u) {
+		msg = host + ": " + msg
+	}
+	PrintError(w, hosts.Printable(msg))
+}
+
+// tagHost adds "host" to an NDJSON object from a host, first among its fields; nil for a line
+// that is not one JSON object.
+func tagHost(line []byte, host string) []byte {
+	line = bytes.TrimSpace(line)
+	if len(line) < 2 || line[0] != '{' || !gjson.ValidBytes(line) {
+		return nil
+	}
+	out := make([]byte, 0, len(line)+len(host)+12)
+	out = append(out, `{"host":`...)
+	out = stream.AppendString(out, host)
+	rest := bytes.TrimSpace(line[1:])
+	if rest[0] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, rest...)
+}
+
+// hostOf and nameOf read a tagged line's host and agent name ("agent" for events, "name" for
+// the rest).
+func hostOf(line []byte) string { return gjson.GetBytes(line, "host").String() }
+
+func nameOf(line []byte) string {
+	if r := gjson.GetBytes(line, "agent"); r.Exists() {
+		return r.String()
+	}
+	return gjson.GetBytes(line, "name").String()
+}
+
+// qualified is how a place's agent is named where hosts are in play: HOST:NAME.
+func qualified(host, name string) string { return host + ":" + name }
+
+// lineWriter calls fn with each complete line written to it (without its newline); a line
+// longer than maxHostLine is dropped. Close passes on a last line without a newline.
+type lineWriter struct {
+	fn   func(line []byte) error
+	buf  []byte
+	skip bool // inside a line too long to keep
+	err  error
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 && l.err == nil {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			if !l.skip {
+				l.buf = append(l.buf, p...)
+				if len(l.buf) > maxHostLine {
+					l.buf, l.skip = l.buf[:0], true
+				}
+			}
+			break
+		}
+		if !l.skip {
+			l.buf = append(l.buf, p[:i]...)
+			l.err = l.fn(l.buf)
+		}
+		l.buf, l.skip = l.buf[:0], false
+		p = p[i+1:]
+	}
+	return n, l.err
+}
+
+func (l *lineWriter) Close() error {
+	if len(l.buf) > 0 && !l.skip && l.err == nil {
+		l.err = l.fn(l.buf)
+	}
+	l.buf = nil
+	return l.err
+}
+
+// hostDiagnostics passes a host's stderr on, each line as agt's own diagnostics naming the
+// host ("agt: box2: stop x: …"), escaped: a host's words never command the terminal.
+type hostDiagnostics struct {
+	w    io.Writer
+	host string
+	mu   *sync.Mutex
+	buf  []byte
+}
+
+func (h *hostDiagnostics) Write(p []byte) (int, error) {
+	h.buf = append(h.buf, p...)
+	for {
+		i := bytes.IndexByte(h.buf, '\n')
+		if i < 0 {
+			if len(h.buf) > 64<<10 {
+				h.buf = h.buf[:0]
+			}
+			return len(p), nil
+		}
+		line := strings.TrimPrefix(string(h.buf[:i]), "agt: ")
+		h.buf = h.buf[i+1:]
+		if h.mu != nil {
+			h.mu.Lock()
+		}
+		PrintError(h.w, h.host+": "+hosts.Printable(line))
+		if h.mu != nil {
+			h.mu.Unlock()
+		}
+	}
+}
+
+// hostColumn puts a HOST column before a table's others.
+func hostColumn(header []string, rows [][]string, hostsOf []string) ([]string, [][]string) {
+	header = append([]string{"HOST"}, header...)
+	for i := range rows {
+		rows[i] = append([]string{hostsOf[i]}, rows[i]...)
+	}
+	return header, rows
+}
+
+// seqOf is a tagged event's seq.
+func seqOf(line []byte) int64 { return gjson.GetBytes(line, "seq").Int() }
+
+// itoa is strconv.Itoa, for columns.
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// joinArgs lists the arguments of a command for a host: its path (workspaces prune), the
+// flags, the rest.
+func joinArgs(c *cli.Context, parts ...[]string) []string {
+	out := strings.Fields(commandPath(c))
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// withHostField lets --format templates name .host.
+func withHostField(c *cli.Context) {
+	if f, ok := lookupFlag(c.Command, "format").(*formatFlagType); ok && !containsString(f.fields, "host") {
+		f.fields = append(f.fields, "host")
+	}
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// fmtHost is a place's name in a line for people.
+func fmtHost(name string) string { return fmt.Sprintf("%s:", name) }

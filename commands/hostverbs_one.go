@@ -1,0 +1,160 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"agt/config"
+	"agt/hosts"
+)
+
+// The commands of one agent on a host that do more than pass NDJSON back: attach (a terminal
+// over ssh -t), send (the message on stdin), logs (raw bytes).
+
+// onePlace is the place and name of a command of one agent, NAME its first argument.
+func onePlace(c *cli.Context, plan *hostPlan, synopsis string) (hosts.Place, string, error) {
+	if len(plan.groups) != 1 || len(plan.groups[0].names) != 1 {
+		return nil, "", usagef(c, "want one NAME: %s", synopsis)
+	}
+	return plan.groups[0].place, plan.groups[0].names[0], nil
+}
+
+// attachOnHosts is attach to an agent on a host: agt attach there, on a terminal that ssh -t
+// gives it. The detach keys are this machine's (--detach-keys, else detach_keys here), and
+// ssh's own escapes are off: every key reaches the agent but those.
+func attachOnHosts(c *cli.Context, plan *hostPlan) error {
+	if err := flagAfterName(c, c.Args().Slice()); err != nil {
+		return err
+	}
+	place, name, err := onePlace(c, plan, "agt attach [--detach-keys KEYS] HOST:NAME")
+	if err != nil {
+		return err
+	}
+	return attachOnPlace(c, place, name)
+}
+
+func attachOnPlace(c *cli.Context, place hosts.Place, name string) error {
+	if !isTerminal(os.Stdin) {
+		return errors.New("cannot attach: stdin is not a terminal\nhint: run agt attach in a terminal; 'agt send --keys' types into the agent from a script")
+	}
+	args := []string{"attach"}
+	keys := c.String("detach-keys")
+	if keys == "" {
+		dir, _ := os.Getwd()
+		if cfg, err := config.Load(dir); err == nil {
+			keys = cfg.DetachKeys
+		}
+	}
+	if keys != "" {
+		args = append(args, "--detach-keys="+keys)
+	}
+	err := place.Run(c.Context, &hosts.Call{Args: append(args, name), Terminal: true})
+	return passExit(c, place, err)
+}
+
+// passExit ends a command with the status of the one it ran on a place: its own code, or 1
+// with a line saying why the place did not run it.
+func passExit(c *cli.Context, place hosts.Place, err error) error {
+	var exit *hosts.ExitError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exit):
+		return cli.Exit("", exit.Code)
+	case c.Context.Err() != nil:
+		return c.Context.Err()
+	}
+	printHostError(c.App.ErrWriter, place.Name(), err)
+	return cli.Exit("", 1)
+}
+
+// sendOnHosts is send to an agent on a host. The message goes on stdin, never in argv; --wait
+// prints the turn's events as tail does.
+func sendOnHosts(c *cli.Context, plan *hostPlan) error {
+	args := c.Args().Slice()
+	if err := flagAfterName(c, args); err != nil {
+		return err
+	}
+	if len(args) != 2 {
+		return usagef(c, "want NAME and MESSAGE: agt send [--wait] [--queue] HOST:NAME MESSAGE|-")
+	}
+	place, name, err := onePlace(c, plan, "agt send HOST:NAME MESSAGE")
+	if err != nil {
+		return err
+	}
+	flags, err := forwardFlags(c, "json")
+	if err != nil {
+		return err
+	}
+	call := &hosts.Call{Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: place.Name()}, Stream: c.Bool("wait")}
+	msg := args[1]
+	switch {
+	case c.Bool("keys"):
+		call.Args = joinArgs(c, flags, []string{name, msg})
+	default:
+		if msg == "-" {
+			b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
+			if err != nil {
+				return fmt.Errorf("read the message from stdin: %w", err)
+			}
+			msg = string(b)
+		}
+		if strings.TrimSpace(msg) == "" {
+			return usagef(c, "the message is empty; say something, or give it on stdin with -")
+		}
+		call.Args, call.Stdin = joinArgs(c, flags, []string{"--json", name, "-"}), strings.NewReader(msg)
+	}
+	out, err := outputFor(c)
+	if err != nil {
+		return err
+	}
+	if out.mode == modeTable {
+		out.view = newTranscript(out, []string{qualified(place.Name(), name)})
+	}
+	fl := &hostFollower{out: out, errw: c.App.ErrWriter}
+	lw := &lineWriter{fn: func(line []byte) error {
+		if t := tagHost(line, place.Name()); t != nil {
+			return fl.print(t)
+		}
+		return nil
+	}}
+	call.Stdout = lw
+	err = place.Run(c.Context, call)
+	lw.Close()
+	if err == nil && !c.Bool("wait") && isTerminal(c.App.ErrWriter) {
+		fmt.Fprintf(c.App.ErrWriter, "sent to %s (%d bytes)\n", qualified(place.Name(), name), len(msg))
+	}
+	return passExit(c, place, err)
+}
+
+// logsOnHosts is logs of an agent on a host: its raw output, byte for byte, as logs is.
+func logsOnHosts(c *cli.Context, plan *hostPlan) error {
+	place, name, err := onePlace(c, plan, "agt logs [-f] [-n N] [--stderr] HOST:NAME")
+	if err != nil {
+		return err
+	}
+	flags, err := forwardFlags(c)
+	if err != nil {
+		return err
+	}
+	err = place.Run(c.Context, &hosts.Call{Args: joinArgs(c, flags, []string{name}), Stream: c.Bool("follow"),
+		Stdout: c.App.Writer, Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: place.Name()}})
+	return passExit(c, place, err)
+}
+
+// endOnEOF returns a context that ends when stdin reaches its end: agt's --end-on-eof, under
+// which a command run over a link ends with the link.
+func endOnEOF(parent context.Context) context.Context {
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	return ctx
+}

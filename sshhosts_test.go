@@ -313,6 +313,9 @@ func setupHostScript(env *testscript.Env, marker string) error {
 		return err
 	}
 	env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
+	// The agt the hosts run: testscript's, on the PATH their sshd gives them.
+	env.Setenv("HOSTHOME1", h.hosts[0].home)
+	env.Setenv("HOSTAGT", filepath.Join(strings.SplitN(os.Getenv("PATH"), string(os.PathListSeparator), 2)[0], "agt"))
 	var hosts strings.Builder
 	for _, th := range h.hosts {
 		fmt.Fprintf(&hosts, "[hosts.%s]\nssh = %q\nrun_dir = %q\n", th.name, th.name, filepath.Join(work, th.name))

@@ -156,7 +156,9 @@ type placeNames struct {
 // host. A NAME is HOST:NAME or bare; a bare one is on the one host of --host, or local when
 // there is none. It returns nil when no host is in play (no --host, or --host local, and no
 // HOST:NAME): the command runs here as it always has.
-func planHosts(c *cli.Context, args []string, n int) (*hostPlan, error) {
+//
+// With spread (spawn), a bare NAME with several hosts is not an error: the command picks one.
+func planHosts(c *cli.Context, args []string, n int, spread bool) (*hostPlan, error) {
 	if n < 0 || n > len(args) {
 		n = len(args)
 	}
@@ -195,6 +197,8 @@ func planHosts(c *cli.Context, args []string, n int) (*hostPlan, error) {
 			}
 		case len(plan.chosen) == 1:
 			pl = plan.chosen[0]
+		case spread:
+			continue
 		default:
 			return nil, usagef(c, "%s: --host names %d hosts; say which one runs it, as in %s:%s", a, len(plan.chosen), plan.chosen[1].Name(), name)
 		}

@@ -103,7 +103,11 @@ func printHostError(w io.Writer, host string, err error) {
 	if !strings.Contains(msg, host) || errors.As(err, &u) {
 		msg = host + ": " + msg
 	}
-	PrintError(w, hosts.Printable(msg))
+	lines := strings.Split(msg, "\n") // a hint on a line of its own
+	for i := range lines {
+		lines[i] = hosts.Printable(lines[i])
+	}
+	PrintError(w, strings.Join(lines, "\n"))
 }
 
 // tagHost adds "host" to an NDJSON object from a host, first among its fields; nil for a line
@@ -177,8 +181,9 @@ func (l *lineWriter) Close() error {
 	return l.err
 }
 
-// hostDiagnostics passes a host's stderr on, each line as agt's own diagnostics naming the
-// host ("agt: box2: stop x: …"), escaped: a host's words never command the terminal.
+// hostDiagnostics passes a host's stderr on, each line naming the host: agt's diagnostics as
+// "agt: box2: stop x: …", the rest as "box2: allowed x Bash (id)". Escaped: a host's words
+// never command the terminal.
 type hostDiagnostics struct {
 	w    io.Writer
 	host string
@@ -196,12 +201,16 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 			}
 			return len(p), nil
 		}
-		line := strings.TrimPrefix(string(h.buf[:i]), "agt: ")
+		line := hosts.Printable(string(h.buf[:i]))
 		h.buf = h.buf[i+1:]
 		if h.mu != nil {
 			h.mu.Lock()
 		}
-		PrintError(h.w, h.host+": "+hosts.Printable(line))
+		if rest, ok := strings.CutPrefix(line, "agt: "); ok {
+			PrintError(h.w, h.host+": "+rest)
+		} else {
+			fmt.Fprintf(h.w, "%s: %s\n", h.host, line) // what the command says of itself: "allowed x Bash"
+		}
 		if h.mu != nil {
 			h.mu.Unlock()
 		}

@@ -68,7 +68,7 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 	if host != "" {
 		candidates = []hosts.Place{plan.groups[0].place}
 	}
-	place, spawned, err := placeAgent(c, candidates, remote, prompt)
+	place, spawned, err := placeAgent(c, candidates, name, remote, prompt)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 // placeAgent runs the detached spawn on the first of candidates that takes the agent: past a
 // host that is full (exit 75) or that cannot be reached to the next. It returns where the
 // agent went and its spawned event, tagged with the host.
-func placeAgent(c *cli.Context, candidates []hosts.Place, args []string, prompt *string) (hosts.Place, []byte, error) {
+func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []string, prompt *string) (hosts.Place, []byte, error) {
 	var full []string
 	for i, pl := range candidates {
 		var spawned []byte
@@ -122,7 +122,7 @@ func placeAgent(c *cli.Context, candidates []hosts.Place, args []string, prompt 
 		case errors.As(err, &exit) && exit.Code == exitFull:
 			full = append(full, pl.Name())
 			if last {
-				return nil, nil, cli.Exit(fmt.Sprintf("no room for %s on %s: each runs max_agents agents", args[len(args)-1], strings.Join(full, ", ")), exitFull)
+				return nil, nil, cli.Exit(fmt.Sprintf("no room for %s on %s: each runs max_agents agents", name, strings.Join(full, ", ")), exitFull)
 			}
 		case errors.As(err, &exit):
 			return nil, nil, cli.Exit("", exit.Code) // the host's agt said why

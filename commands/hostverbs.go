@@ -25,6 +25,8 @@ type hostVerb struct {
 	table func(out *output, lines [][]byte) error
 	// run replaces the generic way (spawn, tail, attach, send, logs).
 	run func(c *cli.Context, plan *hostPlan) error
+	// spread: a bare NAME may go to any of several hosts; the command picks one (spawn).
+	spread bool
 }
 
 // hostVerbs are the commands that run across hosts, by their path.
@@ -48,7 +50,7 @@ var hostVerbs = map[string]hostVerb{
 	"send":             {names: 1, run: sendOnHosts},
 	"attach":           {names: 1, run: attachOnHosts},
 	"tail":             {names: -1, run: tailOnHosts},
-	"spawn":            {names: 1, run: spawnOnHosts},
+	"spawn":            {names: 1, run: spawnOnHosts, spread: true},
 }
 
 // addHosts gives agt its --host: on agt itself and on each command of hostVerbs, whose action
@@ -83,7 +85,7 @@ func addHosts(app *cli.App) {
 // onHosts is a command's action that runs it on the hosts when they are in play.
 func onHosts(v hostVerb, here cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		plan, err := planHosts(c, c.Args().Slice(), v.names)
+		plan, err := planHosts(c, c.Args().Slice(), v.names, v.spread)
 		if err != nil || plan == nil {
 			if err != nil {
 				return err
@@ -116,7 +118,8 @@ func runVerb(c *cli.Context, plan *hostPlan, v hostVerb) error {
 	} else {
 		rest = nil
 	}
-	human := out.mode == modeTable && v.table == nil
+	// A command without --json (approve) prints for people only.
+	human := out.mode == modeTable && v.table == nil || lookupFlag(c.Command, "json") == nil
 	mode := []string{"--json"}
 	if human {
 		mode = nil

@@ -54,7 +54,8 @@ type Call struct {
 	// *Unreachable instead.
 	Stderr io.Writer
 	// Stream marks a long-lived command (tail -f, wait, logs -f): it takes a connection of its
-	// own rather than a session of the shared one, and ends when that connection does.
+	// own rather than a session of the shared one, and (unless it reads Stdin) ends when that
+	// connection does.
 	Stream bool
 	// Terminal connects the command to this process's terminal (attach): ssh -t, stdin, stdout
 	// and stderr the process's own.
@@ -128,11 +129,17 @@ func QuotePath(p string) string {
 
 // Command is the shell command line that runs program with args on a host.
 func Command(program string, args []string) string {
-	var b strings.Builder
-	b.WriteString(QuotePath(program))
-	for _, a := range args {
-		b.WriteByte(' ')
-		b.WriteString(Quote(a))
+	if len(args) == 0 {
+		return QuotePath(program)
 	}
-	return b.String()
+	return QuotePath(program) + " " + Words(args)
+}
+
+// Words quotes each of args and joins them with spaces.
+func Words(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = Quote(a)
+	}
+	return strings.Join(q, " ")
 }

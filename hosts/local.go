@@ -26,7 +26,7 @@ func (t *This) Run(ctx context.Context, call *Call) error {
 	if t.RunDir != "" {
 		args = append(args, "--run-dir", t.RunDir)
 	}
-	if call.Stream && !call.Terminal {
+	if call.Stream && !call.Terminal && call.Stdin == nil {
 		args = append(args, "--end-on-eof")
 	}
 	cmd := exec.Command(exe, append(args, call.Args...)...)

@@ -63,15 +63,15 @@ func (s *SSH) Run(ctx context.Context, call *Call) error {
 // run runs agt (the program at agt on the host) with call's arguments, through the master at
 // sock or, for a stream or a terminal, on a connection of its own.
 func (s *SSH) run(ctx context.Context, sock, agt string, call *Call) error {
-	args := []string{"--host", Local}
+	remote := Command(agt, []string{"--host", Local})
 	if s.RunDir != "" {
-		args = append(args, "--run-dir", s.RunDir)
+		remote += " --run-dir " + QuotePath(s.RunDir) // ~/ expands there
 	}
-	if call.Stream {
-		args = append(args, "--end-on-eof")
+	args := call.Args
+	if call.Stream && call.Stdin == nil {
+		args = append([]string{"--end-on-eof"}, args...) // stdin is the link's; a payload ends before it does
 	}
-	remote := Command(agt, append(args, call.Args...))
-	return s.ssh(ctx, sock, remote, call)
+	return s.ssh(ctx, sock, remote+" "+Words(args), call)
 }
 
 // ssh runs the shell command line remote on the host.

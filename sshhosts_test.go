@@ -47,23 +47,33 @@ type sshHosts struct {
 }
 
 var (
-	sshHostsOnce sync.Once
-	sshHostsUp   *sshHosts
-	sshHostsErr  error // why there are none: the scripts skip with it
+	sshHostsMu      sync.Mutex
+	sshHostsStarted bool
+	sshHostsUp      *sshHosts
+	sshHostsErr     error // why there are none: the scripts skip with it
 )
 
-// startSSHHosts starts the hosts once; the error says why there are none.
+// startSSHHosts starts the hosts once (per run of TestScripts); the error says why there are
+// none.
 func startSSHHosts() (*sshHosts, error) {
-	sshHostsOnce.Do(func() { sshHostsUp, sshHostsErr = newSSHHosts() })
+	sshHostsMu.Lock()
+	defer sshHostsMu.Unlock()
+	if !sshHostsStarted {
+		sshHostsUp, sshHostsErr = newSSHHosts()
+		sshHostsStarted = true
+	}
 	return sshHostsUp, sshHostsErr
 }
 
 // stopSSHHosts ends the hosts, if they were started.
 func stopSSHHosts() {
+	sshHostsMu.Lock()
+	defer sshHostsMu.Unlock()
 	if sshHostsUp != nil {
 		close(sshHostsUp.stop)
 		<-sshHostsUp.stopped
 	}
+	sshHostsUp, sshHostsErr, sshHostsStarted = nil, nil, false
 }
 
 func newSSHHosts() (*sshHosts, error) {

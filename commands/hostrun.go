@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 
@@ -201,7 +201,7 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 			}
 			return len(p), nil
 		}
-		line := hosts.Printable(string(h.buf[:i]))
+		line := hosts.Printable(strings.TrimSuffix(string(h.buf[:i]), "\r"))
 		h.buf = h.buf[i+1:]
 		if h.mu != nil {
 			h.mu.Lock()
@@ -226,12 +226,6 @@ func hostColumn(header []string, rows [][]string, hostsOf []string) ([]string, [
 	return header, rows
 }
 
-// seqOf is a tagged event's seq.
-func seqOf(line []byte) int64 { return gjson.GetBytes(line, "seq").Int() }
-
-// itoa is strconv.Itoa, for columns.
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // joinArgs lists the arguments of a command for a host: its path (workspaces prune), the
 // flags, the rest.
 func joinArgs(c *cli.Context, parts ...[]string) []string {
@@ -244,19 +238,7 @@ func joinArgs(c *cli.Context, parts ...[]string) []string {
 
 // withHostField lets --format templates name .host.
 func withHostField(c *cli.Context) {
-	if f, ok := lookupFlag(c.Command, "format").(*formatFlagType); ok && !containsString(f.fields, "host") {
+	if f, ok := lookupFlag(c.Command, "format").(*formatFlagType); ok && !slices.Contains(f.fields, "host") {
 		f.fields = append(f.fields, "host")
 	}
 }
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// fmtHost is a place's name in a line for people.
-func fmtHost(name string) string { return fmt.Sprintf("%s:", name) }

@@ -94,7 +94,19 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 // placeAgent runs the detached spawn on the first of candidates that takes the agent: past a
 // host that is full (exit 75) or that cannot be reached to the next. It returns where the
 // agent went and its spawned event, tagged with the host.
+//
+// A first signal lets the spawn finish (spawn --wait then stops the agent): cut short on the
+// way, it would leave an agent that nobody follows. A second one abandons it.
 func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []string, prompt *string) (hosts.Place, []byte, error) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
+	defer cancel()
+	go func() {
+		select {
+		case <-Again(c.Context):
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	var full []string
 	for i, pl := range candidates {
 		var spawned []byte
@@ -108,7 +120,7 @@ func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []st
 		if prompt != nil {
 			call.Stdin = strings.NewReader(*prompt)
 		}
-		err := pl.Run(c.Context, call)
+		err := pl.Run(ctx, call)
 		lw.Close()
 		last := i == len(candidates)-1
 		var exit *hosts.ExitError
@@ -117,7 +129,7 @@ func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []st
 			return pl, spawned, nil
 		case err == nil:
 			return nil, nil, fmt.Errorf("spawn on %s said nothing of the agent it started", pl.Name())
-		case c.Context.Err() != nil:
+		case ctx.Err() != nil:
 			return nil, nil, c.Context.Err()
 		case errors.As(err, &exit) && exit.Code == exitFull:
 			full = append(full, pl.Name())

@@ -97,7 +97,7 @@ type hostFollower struct {
 func (f *hostFollower) print(line []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	host, agent, seq := hostOf(line), gjson.GetBytes(line, "agent").String(), seqOf(line)
+	host, agent, seq := hostOf(line), gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "seq").Int()
 	if f.last == nil {
 		f.last = map[string]map[string]int64{}
 	}

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -293,6 +292,3 @@ func columnsTable(cols []column) func(out *output, lines [][]byte) error {
 		return out.table(header, table)
 	}
 }
-
-// trimLine is a line without its newline.
-func trimLine(b []byte) []byte { return bytes.TrimSuffix(b, []byte{'\n'}) }

@@ -81,7 +81,7 @@ func (s *SSH) ssh(ctx context.Context, sock, remote string, call *Call) error {
 	if own {
 		// Its own connection, so that it neither holds one of the master's sessions for hours
 		// nor dies with it; keepalives tell a dead link within about 15 s.
-		opts = append(opts, "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "ConnectTimeout=10",
+		opts = append(opts, "-o", "ControlMaster=no", "-o", "ControlPath=none", "-o", "ConnectTimeout=30",
 			"-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3")
 	} else {
 		opts = append(opts, "-o", "ControlMaster=no", "-o", "ControlPath="+sock)
@@ -228,7 +228,7 @@ func (s *SSH) master(ctx context.Context) (sock string, fresh bool, err error) {
 	// It is a session of its own, so that no Ctrl-C of the terminal reaches it.
 	cmd := exec.CommandContext(ctx, sshProgram(), "-o", "BatchMode=yes",
 		"-o", "ControlMaster=yes", "-o", "ControlPath="+sock, "-o", "ControlPersist="+ControlPersist,
-		"-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
+		"-o", "ConnectTimeout=30", "-o", "ServerAliveInterval=15", "-o", "ServerAliveCountMax=4",
 		"-N", "-f", "--", s.Dest)
 	cmd.Stderr = errFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

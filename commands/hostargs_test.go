@@ -1,0 +1,167 @@
+package commands
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+	"github.com/urfave/cli/v2"
+)
+
+// TestForwardFlags sets every flag of every command that runs on hosts, has forwardFlags
+// write them back, and parses what it wrote with the same command: every value must come
+// through as it was given.
+func TestForwardFlags(t *testing.T) {
+	t.Setenv("AGT_HOST", "")
+	for path := range hostVerbs {
+		app := New("test")
+		cmd := findCommand(app.Commands, strings.Fields(path))
+		if cmd == nil {
+			t.Errorf("hostVerbs names %q, which is no command", path)
+			continue
+		}
+		var args []string
+		for _, f := range cmd.Flags {
+			name := f.Names()[0]
+			if name == "help" || name == "host" {
+				continue
+			}
+			switch f.(type) {
+			case *cli.BoolFlag:
+				args = append(args, "--"+name)
+			case *cli.IntFlag:
+				args = append(args, "--"+name+"=3")
+			case *cli.Float64Flag:
+				args = append(args, "--"+name+"=1.25")
+			case *cli.DurationFlag, *cli.GenericFlag:
+				args = append(args, "--"+name+"=90s")
+			case *cli.StringSliceFlag:
+				args = append(args, "--"+name+"=a,b it's", "--"+name+"=c")
+			default:
+				args = append(args, "--"+name+"=v a'l -x")
+			}
+		}
+		first := values(t, path, cmd, args, true)
+		app2 := New("test")
+		cmd2 := findCommand(app2.Commands, strings.Fields(path))
+		second := values(t, path, cmd2, first.forwarded, false)
+		if !reflect.DeepEqual(first.values, second.values) {
+			t.Errorf("%s: given %q\nforwarded %q\nparsed   %v\nreparsed %v", path, args, first.forwarded, first.values, second.values)
+		}
+	}
+}
+
+type parsed struct {
+	values    map[string]string
+	forwarded []string
+}
+
+// values runs cmd (its action replaced) with args and returns the value of each flag set, and
+// what forwardFlags writes back.
+func values(t *testing.T, path string, cmd *cli.Command, args []string, forward bool) parsed {
+	t.Helper()
+	var p parsed
+	cmd.Action = func(c *cli.Context) error {
+		p.values = map[string]string{}
+		for _, f := range cmd.Flags {
+			n := f.Names()[0]
+			switch {
+			case !c.IsSet(n):
+			case isGeneric(f):
+				p.values[n] = fmt.Sprint(c.Generic(n))
+			default:
+				p.values[n] = fmt.Sprint(c.Value(n))
+			}
+		}
+		if forward {
+			var err error
+			p.forwarded, err = forwardFlags(c)
+			return err
+		}
+		return nil
+	}
+	app := &cli.App{Name: "agt", Commands: []*cli.Command{rootOf(cmd, path)}, ExitErrHandler: func(*cli.Context, error) {}, DisableSliceFlagSeparator: true}
+	var out bytes.Buffer
+	app.Writer, app.ErrWriter = &out, &out
+	if err := app.RunContext(context.Background(), append(append([]string{"agt"}, strings.Fields(path)...), args...)); err != nil {
+		t.Fatalf("%s %q: %v\n%s", path, args, err, out.String())
+	}
+	return p
+}
+
+// rootOf is the top command that holds cmd (workspaces for workspaces prune).
+func rootOf(cmd *cli.Command, path string) *cli.Command {
+	words := strings.Fields(path)
+	if len(words) == 1 {
+		return cmd
+	}
+	return &cli.Command{Name: words[0], Subcommands: []*cli.Command{cmd}}
+}
+
+func findCommand(cmds []*cli.Command, path []string) *cli.Command {
+	for _, c := range cmds {
+		if c.Name == path[0] {
+			if len(path) == 1 {
+				return c
+			}
+			return findCommand(c.Subcommands, path[1:])
+		}
+	}
+	return nil
+}
+
+func TestTagHost(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1}`:          `{"host":"h\"1","a":1}`,
+		` {"a":1} `:        `{"host":"h\"1","a":1}`,
+		`{}`:               `{"host":"h\"1"}`,
+		`{ }`:              `{"host":"h\"1"}`,
+		`[1]`:              ``,
+		`{"a":`:            ``,
+		`not json`:         ``,
+		"{\"a\":\"\x1b\"}": ``,
+	} {
+		got := string(tagHost([]byte(in), `h"1`))
+		if got != want {
+			t.Errorf("tagHost(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func FuzzTagHost(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{}`, `{"host":"x"}`, `[]`, `{"a":[{"b":"\u001b"}]}`, "{\"a\":\"\xff\"}"} {
+		f.Add([]byte(s), "box2")
+	}
+	f.Fuzz(func(t *testing.T, line []byte, host string) {
+		out := tagHost(line, host)
+		if out == nil {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("tagHost(%q, %q) = %q: not JSON", line, host, out)
+		}
+		if got := gjson.GetBytes(out, "host").String(); got != host && strings.ToValidUTF8(host, "\ufffd") != got {
+			t.Fatalf("tagHost(%q, %q): host %q", line, host, got)
+		}
+	})
+}
+
+func TestLineWriter(t *testing.T) {
+	var got []string
+	lw := &lineWriter{fn: func(line []byte) error { got = append(got, string(line)); return nil }}
+	long := strings.Repeat("x", maxHostLine+1)
+	for _, chunk := range []string{"a", "b\nc\n", long[:10], long[10:], "\nd\n", "tail"} {
+		lw.Write([]byte(chunk))
+	}
+	lw.Close()
+	if want := []string{"ab", "c", "d", "tail"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("lines %q, want %q (the long one dropped)", got, want)
+	}
+}
+
+func isGeneric(f cli.Flag) bool { _, ok := f.(*cli.GenericFlag); return ok }

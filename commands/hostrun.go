@@ -70,17 +70,9 @@ func runEach(ctx context.Context, errw io.Writer, groups []placeNames, jsonOut b
 func hostExit(c *cli.Context, outs []placeOutput) error {
 	code := 0
 	for _, o := range outs {
-		n := 0
-		var exit *hosts.ExitError
-		switch {
-		case o.err == nil:
-		case errors.As(o.err, &exit):
-			n = exit.Code // the host's agt said why
-		case c.Context.Err() != nil:
-			return c.Context.Err()
-		default:
-			printHostError(c.App.ErrWriter, o.place.Name(), o.err)
-			n = 1
+		n, err := placeCode(c, o.place, o.err)
+		if err != nil {
+			return err
 		}
 		if code == 0 {
 			code = n
@@ -90,6 +82,33 @@ func hostExit(c *cli.Context, outs []placeOutput) error {
 		return cli.Exit("", code)
 	}
 	return nil
+}
+
+// passExit ends a command with the status of the one it ran on a place: its own code, or 1
+// with a line saying why the place did not run it.
+func passExit(c *cli.Context, place hosts.Place, err error) error {
+	n, err := placeCode(c, place, err)
+	if err == nil && n != 0 {
+		err = cli.Exit("", n)
+	}
+	return err
+}
+
+// placeCode is the status of a command that ran on a place (or did not): the place's agt's
+// own, which said why; or 1, after a line saying why the place did not run it. It returns the
+// context's error once the command was interrupted.
+func placeCode(c *cli.Context, place hosts.Place, err error) (int, error) {
+	var exit *hosts.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &exit):
+		return exit.Code, nil
+	case c.Context.Err() != nil:
+		return 0, c.Context.Err()
+	}
+	printHostError(c.App.ErrWriter, place.Name(), err)
+	return 1, nil
 }
 
 // printHostError prints why a place could not run a command: ssh's reason for an unreachable

@@ -219,7 +219,7 @@ func stopOnPlace(c *cli.Context, place hosts.Place, name string) error {
 				done <- err
 				return
 			}
-			if sleepCtx(ctx, delay) != nil {
+			if hosts.Pause(ctx, delay) != nil {
 				done <- err
 				return
 			}
@@ -243,17 +243,9 @@ func stopOnPlace(c *cli.Context, place hosts.Place, name string) error {
 
 // exitOnPlace ends spawn --wait with the agent's exit code, as the host's agt wait gives it.
 func exitOnPlace(c *cli.Context, place hosts.Place, name string) error {
-	var out bytes.Buffer
-	err := place.Run(c.Context, &hosts.Call{Args: []string{"wait", "--json", name}, Stdout: &out,
+	err := place.Run(c.Context, &hosts.Call{Args: []string{"wait", "--json", name}, Stdout: new(bytes.Buffer),
 		Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: place.Name()}})
-	var exit *hosts.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &exit):
-		return cli.Exit("", exit.Code)
-	}
-	return err
+	return passExit(c, place, err)
 }
 
 // rmOnPlace is spawn --rm on a host: the record goes, and the workspace with it unless that

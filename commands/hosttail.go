@@ -169,7 +169,7 @@ func (f *hostFollower) follow(ctx context.Context, place hosts.Place, names []st
 		}
 		wait := time.Duration(float64(delay) * (0.8 + 0.4*rand.Float64()))
 		PrintError(f.errw, hosts.Printable(fmt.Sprintf("%s: %s; following again in %s", host, err.(*hosts.Unreachable).Reason, wait.Round(10*time.Millisecond))))
-		if err := sleepCtx(ctx, wait); err != nil {
+		if err := hosts.Pause(ctx, wait); err != nil {
 			return err
 		}
 		delay = min(2*delay, reconnectMax)
@@ -186,16 +186,4 @@ func relabel(line []byte, label string) []byte {
 	out = append(out, line[:r.Index]...)
 	out = stream.AppendString(out, label)
 	return append(out, line[r.Index+len(r.Raw):]...)
-}
-
-// sleepCtx waits d, or less when ctx ends.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

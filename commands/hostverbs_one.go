@@ -58,22 +58,6 @@ func attachOnPlace(c *cli.Context, place hosts.Place, name string) error {
 	return passExit(c, place, err)
 }
 
-// passExit ends a command with the status of the one it ran on a place: its own code, or 1
-// with a line saying why the place did not run it.
-func passExit(c *cli.Context, place hosts.Place, err error) error {
-	var exit *hosts.ExitError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &exit):
-		return cli.Exit("", exit.Code)
-	case c.Context.Err() != nil:
-		return c.Context.Err()
-	}
-	printHostError(c.App.ErrWriter, place.Name(), err)
-	return cli.Exit("", 1)
-}
-
 // sendOnHosts is send to an agent on a host. The message goes on stdin, never in argv; --wait
 // prints the turn's events as tail does.
 func sendOnHosts(c *cli.Context, plan *hostPlan) error {
@@ -98,15 +82,8 @@ func sendOnHosts(c *cli.Context, plan *hostPlan) error {
 	case c.Bool("keys"):
 		call.Args = joinArgs(c, flags, []string{name, msg})
 	default:
-		if msg == "-" {
-			b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
-			if err != nil {
-				return fmt.Errorf("read the message from stdin: %w", err)
-			}
-			msg = string(b)
-		}
-		if strings.TrimSpace(msg) == "" {
-			return usagef(c, "the message is empty; say something, or give it on stdin with -")
+		if msg, err = readMessage(c, msg); err != nil {
+			return err
 		}
 		call.Args, call.Stdin = joinArgs(c, flags, []string{"--json", name, "-"}), strings.NewReader(msg)
 	}

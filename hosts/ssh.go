@@ -252,7 +252,7 @@ func (s *SSH) master(ctx context.Context) (sock string, fresh bool, err error) {
 		if time.Now().After(deadline) {
 			return "", false, &Unreachable{Place: s.Host, Reason: "ssh's master connection opened no socket at " + sock}
 		}
-		if err := pause(ctx, 10*time.Millisecond); err != nil {
+		if err := Pause(ctx, 10*time.Millisecond); err != nil {
 			return "", false, err
 		}
 	}
@@ -286,7 +286,7 @@ func (s *SSH) session(ctx context.Context) (func(), error) {
 			}
 			unix.Close(fd)
 		}
-		if err := pause(ctx, 5*time.Millisecond); err != nil {
+		if err := Pause(ctx, 5*time.Millisecond); err != nil {
 			return nil, err
 		}
 	}
@@ -299,7 +299,7 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		return nil, err
 	}
 	for unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) != nil {
-		if err := pause(ctx, 10*time.Millisecond); err != nil {
+		if err := Pause(ctx, 10*time.Millisecond); err != nil {
 			unix.Close(fd)
 			return nil, err
 		}
@@ -307,8 +307,9 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 	return func() { unix.Close(fd) }, nil
 }
 
-// pause waits d, or less when ctx ends (then it returns ctx's error).
-func pause(ctx context.Context, d time.Duration) error {
+// Pause waits d, or less when ctx ends (then it returns ctx's error): the wait between two
+// tries at a host.
+func Pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/tidwall/gjson"
@@ -157,12 +158,20 @@ func hostStatus(ctx context.Context, pl hosts.Place) hostRow {
 	return r
 }
 
-// hostReason is what a failure at a host says, on one line and printable.
+// hostReason is what a failure at a host says, its first line (not the hint), printable.
 func hostReason(err error) string {
 	if u, ok := err.(*hosts.Unreachable); ok {
 		return hosts.Printable(u.Reason)
 	}
-	return hosts.Printable(oneLine(err.Error(), 300))
+	first, _, _ := strings.Cut(err.Error(), "\n")
+	return hosts.Printable(oneLine(first, 300))
+}
+
+// installed is what agt hosts install says of each host: where agt went, and what it says.
+type installed struct {
+	Host string `json:"host"`
+	SSH  string `json:"ssh"`
+	hosts.Info
 }
 
 func runHostsInstall(c *cli.Context) error {
@@ -201,7 +210,7 @@ func runHostsInstall(c *cli.Context) error {
 			failed = true
 			continue
 		}
-		r := hostRow{Host: n, SSH: s.Dest, RunDir: s.RunDir, Reachable: true, Info: *info}
+		r := installed{Host: n, SSH: s.Dest, Info: *info}
 		human := fmt.Sprintf("installed agt %s on %s at %s", info.Version, n, info.Agt)
 		if err := out.line(r, hosts.Printable(human)); err != nil {
 			return err

@@ -29,9 +29,6 @@ func tailOnHosts(c *cli.Context, plan *hostPlan) error {
 	if err != nil {
 		return err
 	}
-	if out.mode == modeTable {
-		out.view = newTranscript(out, nil)
-	}
 	outs := runEach(c.Context, c.App.ErrWriter, plan.groups, true, func(i int) *hosts.Call {
 		return &hosts.Call{Args: joinArgs(c, flags, []string{"--json"}, plan.groups[i].names)}
 	})
@@ -48,6 +45,13 @@ func tailOnHosts(c *cli.Context, plan *hostPlan) error {
 		}
 		return order[hostOf(past[i])] < order[hostOf(past[j])]
 	})
+	if out.mode == modeTable {
+		labels := []string{}
+		for _, l := range past {
+			labels = append(labels, qualified(hostOf(l), nameOf(l)))
+		}
+		out.view = newTranscript(out, labels) // what agents say starts in one column
+	}
 	fl := &hostFollower{out: out, errw: c.App.ErrWriter, flags: flags}
 	for _, line := range past {
 		if err := fl.print(line); err != nil {

@@ -113,7 +113,7 @@ func runCommand(ctx context.Context, place string, cmd *exec.Cmd, call *Call) er
 	} else {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
-	var held *os.File
+	var theirs *os.File // the child's end of a stream's stdin; ours is closed when it ends
 	switch {
 	case call.Terminal:
 	case call.Stdin != nil:
@@ -123,9 +123,9 @@ func runCommand(ctx context.Context, place string, cmd *exec.Cmd, call *Call) er
 		if err != nil {
 			return err
 		}
-		cmd.Stdin, held = r, w
-		defer r.Close()
 		defer w.Close()
+		cmd.Stdin, theirs = r, r
+		defer r.Close()
 	}
 	errs := &lastLines{forward: call.Stderr, live: call.Stream}
 	if !call.Terminal {
@@ -137,8 +137,8 @@ func runCommand(ctx context.Context, place string, cmd *exec.Cmd, call *Call) er
 		}
 		return fmt.Errorf("cannot reach %s: %w", place, err)
 	}
-	if held != nil {
-		cmd.Stdin.(*os.File).Close() // the child has it; held stays with us
+	if theirs != nil {
+		theirs.Close() // the child has it now
 	}
 	done := make(chan struct{})
 	go func() {

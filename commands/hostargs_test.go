@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
@@ -145,7 +146,7 @@ func FuzzTagHost(f *testing.F) {
 		if !json.Valid(out) {
 			t.Fatalf("tagHost(%q, %q) = %q: not JSON", line, host, out)
 		}
-		if got := gjson.GetBytes(out, "host").String(); got != host && strings.ToValidUTF8(host, "\ufffd") != got {
+		if got := gjson.GetBytes(out, "host").String(); utf8.ValidString(host) && got != host {
 			t.Fatalf("tagHost(%q, %q): host %q", line, host, got)
 		}
 	})
@@ -165,3 +166,35 @@ func TestLineWriter(t *testing.T) {
 }
 
 func isGeneric(f cli.Flag) bool { _, ok := f.(*cli.GenericFlag); return ok }
+
+// FuzzHostDiagnostics: whatever a host writes to stderr, each line reaches ours naming the
+// host, with no control character but the newline that ends it.
+func FuzzHostDiagnostics(f *testing.F) {
+	f.Add([]byte("agt: stop x: gone\nallowed x Bash (id)\r\n"), 3)
+	f.Add([]byte("\x1b]52;c;aGk=\x07\x9b2J\xc2\x9b6n\n"), 1)
+	f.Fuzz(func(t *testing.T, text []byte, chunk int) {
+		var out bytes.Buffer
+		d := &hostDiagnostics{w: &out, host: "box2"}
+		if chunk < 1 {
+			chunk = 1
+		}
+		for len(text) > 0 {
+			n := min(chunk, len(text))
+			d.Write(text[:n])
+			text = text[n:]
+		}
+		for _, line := range strings.SplitAfter(out.String(), "\n") {
+			if line == "" {
+				continue
+			}
+			if !strings.HasPrefix(line, "agt: box2: ") && !strings.HasPrefix(line, "box2: ") {
+				t.Fatalf("line %q does not name the host", line)
+			}
+			for _, r := range strings.TrimSuffix(line, "\n") {
+				if r < ' ' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+					t.Fatalf("line %q holds %U", line, r)
+				}
+			}
+		}
+	})
+}

@@ -101,3 +101,40 @@ func TestUnameToGo(t *testing.T) {
 		}
 	}
 }
+
+func TestParseProbe(t *testing.T) {
+	info, err := parseProbe("/home/u/.local/bin/agt\n{\"version\":\"v1.2.0\",\"protocol\":1,\"os\":\"linux\",\"arch\":\"arm64\"}\n", "")
+	if err != nil || info.Agt != "/home/u/.local/bin/agt" || info.Version != "v1.2.0" || info.Protocol != 1 || info.Arch != "arm64" {
+		t.Errorf("found: %+v, %v", info, err)
+	}
+	info, err = parseProbe(`{"version":"devel"}`, "~/bin/agt")
+	if err != nil || info.Agt != "~/bin/agt" || info.Protocol != 0 {
+		t.Errorf("configured: %+v, %v", info, err)
+	}
+	for _, bad := range []string{"", "/bin/agt\n", "/bin/agt\nnot json", `{"version":""}`, "\n{\"version\":\"x\"}"} {
+		if _, err := parseProbe(bad, ""); err == nil {
+			t.Errorf("parseProbe(%q): no error", bad)
+		}
+	}
+}
+
+// FuzzParseProbe: whatever a host answers, what agt keeps of it prints on one line and holds
+// no control character.
+func FuzzParseProbe(f *testing.F) {
+	f.Add("/usr/bin/agt\n{\"version\":\"v1\",\"protocol\":1}", "")
+	f.Add("{\"version\":\"\\u001b]52;c;x\\u0007\",\"os\":\"a\\nb\"}", "/x")
+	f.Fuzz(func(t *testing.T, out, configured string) {
+		info, err := parseProbe(out, configured)
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\x1b\x07\r\n") {
+				t.Fatalf("error %q holds a control character", err)
+			}
+			return
+		}
+		for _, s := range []string{info.Agt, info.Version, info.Revision, info.OS, info.Arch} {
+			if strings.ContainsAny(s, "\x1b\x07\r\n\x00") || strings.Contains(s, "\u009b") {
+				t.Fatalf("%q kept from %q", s, out)
+			}
+		}
+	})
+}

@@ -69,20 +69,31 @@ func (s *SSH) probe(ctx context.Context, sock string, fresh bool) (*Info, error)
 		}
 		return nil, err
 	}
-	text := strings.TrimSpace(out.String())
-	if s.Agt == "" {
-		path, rest, _ := strings.Cut(text, "\n")
-		info.Agt, text = strings.TrimSpace(path), rest
-	} else {
-		info.Agt = s.Agt
-	}
-	if err := json.Unmarshal([]byte(text), info); err != nil || info.Version == "" {
-		return nil, withInstallHint(fmt.Errorf("agt on %s (%s) did not say its version: %q", s.Host, info.Agt, oneLine(text)), s.Host)
+	info, err = parseProbe(out.String(), s.Agt)
+	if err != nil {
+		return nil, withInstallHint(fmt.Errorf("agt on %s %v", s.Host, err), s.Host)
 	}
 	if b, err := json.Marshal(info); err == nil {
 		writeFileAtomic(s.file(".info"), b)
 	}
 	return info, s.checkProtocol(info)
+}
+
+// parseProbe reads what a host answered the probe: the path of agt when the probe found it
+// (configured is "", else the path [hosts] names), then agt version --json.
+func parseProbe(out, configured string) (*Info, error) {
+	info := &Info{Agt: configured}
+	text := strings.TrimSpace(out)
+	if configured == "" {
+		path, rest, _ := strings.Cut(text, "\n")
+		info.Agt, text = strings.TrimSpace(path), rest
+	}
+	if err := json.Unmarshal([]byte(text), info); err != nil || info.Version == "" || info.Agt == "" {
+		return nil, fmt.Errorf("(%s) did not say its version: %q", oneLine(info.Agt), oneLine(text))
+	}
+	info.Agt, info.Version, info.Revision = oneLine(info.Agt), oneLine(info.Version), oneLine(info.Revision)
+	info.OS, info.Arch = oneLine(info.OS), oneLine(info.Arch)
+	return info, nil
 }
 
 // checkProtocol refuses an agt on the host that is older than this one's Protocol.

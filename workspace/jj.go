@@ -103,8 +103,14 @@ func removeJJ(ctx context.Context, ws *Workspace, force bool) ([]string, error) 
 			return nil, fmt.Errorf("check jj workspace %s for changes: %w\nhint: --force removes it without checking", ws.Path, jjError(err))
 		}
 		if len(revs) != 1 || !revs[0].Empty {
-			return nil, unsaved(fmt.Sprintf("jj workspace %s holds changes (change %s)", ws.Path, short(revs)),
-				"commit them with 'jj commit' there, or use --force to remove it anyway")
+			files, err := agentChanges(ctx, ws)
+			if err != nil {
+				return nil, fmt.Errorf("check jj workspace %s for changes: %w\nhint: --force removes it without checking", ws.Path, jjError(err))
+			}
+			if len(files) > 0 || len(revs) != 1 {
+				return nil, unsaved(fmt.Sprintf("jj workspace %s holds changes (change %s): %s", ws.Path, short(revs), listFiles(files)),
+					"commit them with 'jj commit' there, or use --force to remove it anyway")
+			}
 		}
 	}
 	var removed []string

@@ -97,6 +97,12 @@ type Workspace struct {
 	Base   string `json:"base,omitempty"`   // jj: change id of its base; git: commit it started at
 	Branch string `json:"branch,omitempty"` // git: its branch
 	Change string `json:"change,omitempty"` // jj: change id of its working-copy commit
+	// From is the branch the agent started from, which merge brings its work into (git): the
+	// one checked out in Repo at spawn, or the one --base named. "" when that was no branch,
+	// and in records of agt before it was kept (then the branch checked out in Repo now).
+	From string `json:"from,omitempty"`
+	// Seeded lists the files that copy and setup put there: not the agent's work (Seed).
+	Seeded []Seed `json:"seeded,omitempty"`
 }
 
 // Parse reads a Workspace from its JSON.
@@ -176,6 +182,9 @@ func Make(ctx context.Context, opts Options) (ws *Workspace, err error) {
 		return nil, err
 	}
 	if err := setUp(ctx, ws.Path, opts.Name, opts.Setup); err != nil {
+		return nil, err
+	}
+	if ws.Seeded, err = seeds(ctx, ws, opts); err != nil {
 		return nil, err
 	}
 	return ws, nil

@@ -88,7 +88,7 @@ func currentBranch(ctx context.Context, dir string) string {
 
 // removeGit checks the worktree for changes and for commits on no other branch, removes it and
 // deletes its branch.
-func removeGit(ctx context.Context, ws *Workspace, force bool) ([]string, error) {
+func removeGit(ctx context.Context, ws *Workspace, force, dry bool) ([]string, error) {
 	exists := isDir(ws.Path)
 	// Run git in the repository the worktree came from; in the worktree when that is gone.
 	repo := ws.Repo
@@ -103,6 +103,9 @@ func removeGit(ctx context.Context, ws *Workspace, force bool) ([]string, error)
 		if err := checkSaved(ctx, ws, repo, exists, hasBranch); err != nil {
 			return nil, err
 		}
+	}
+	if dry {
+		return gitRemovals(ws, exists, hasBranch), nil
 	}
 	var removed []string
 	if exists {
@@ -129,6 +132,18 @@ func removeGit(ctx context.Context, ws *Workspace, force bool) ([]string, error)
 		removed = append(removed, "branch "+ws.Branch)
 	}
 	return removed, nil
+}
+
+// gitRemovals is what removeGit removes.
+func gitRemovals(ws *Workspace, exists, hasBranch bool) []string {
+	var removed []string
+	if exists {
+		removed = append(removed, "git worktree "+ws.Path)
+	}
+	if hasBranch {
+		removed = append(removed, "branch "+ws.Branch)
+	}
+	return removed
 }
 
 // checkSaved returns an ErrUnsaved error when the worktree holds the agent's uncommitted
@@ -199,44 +214,57 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // exit code as well, -1 when git did not run, so that a caller can take a code such as
 // merge-tree's 1 (conflicts) for an answer rather than a failure.
 func runGit(ctx context.Context, dir string, env []string, stdin io.Reader, args ...string) (string, int, error) {
+	var stdout bytes.Buffer
+	code, err := gitCmd(ctx, dir, env, stdin, &stdout, args...)
+	return stdout.String(), code, err
+}
+
+// runGitTo is git writing its stdout to w as it comes.
+func runGitTo(ctx context.Context, dir string, w io.Writer, args ...string) (string, int, error) {
+	code, err := gitCmd(ctx, dir, nil, nil, w, args...)
+	return "", code, err
+}
+
+func gitCmd(ctx context.Context, dir string, env []string, stdin io.Reader, stdout io.Writer, args ...string) (int, error) {
 	path, err := exec.LookPath("git")
 	if err != nil {
-		return "", -1, errGitNotFound
+		return -1, errGitNotFound
 	}
 	cmd := exec.CommandContext(ctx, path, append([]string{"-C", dir}, args...)...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		name := "git " + args[0]
-		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-			name += " " + args[1]
-		}
-		if ctx.Err() != nil {
-			return "", -1, fmt.Errorf("%s: %w", name, ctx.Err())
-		}
-		code := -1
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		}
-		var lines []string
-		for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-			for _, p := range []string{"fatal: ", "error: "} {
-				l = strings.TrimPrefix(l, p)
-			}
-			if l != "" && !strings.HasPrefix(l, "Preparing worktree") {
-				lines = append(lines, l)
-			}
-		}
-		if len(lines) == 0 {
-			return stdout.String(), code, fmt.Errorf("%s: %w", name, err)
-		}
-		return stdout.String(), code, fmt.Errorf("%s: %s", name, strings.Join(lines, "\n"))
+	var stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdin, stdout, &stderr
+	err = cmd.Run()
+	if err == nil {
+		return 0, nil
 	}
-	return stdout.String(), 0, nil
+	name := "git " + args[0]
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		name += " " + args[1]
+	}
+	if ctx.Err() != nil {
+		return -1, fmt.Errorf("%s: %w", name, ctx.Err())
+	}
+	code := -1
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		for _, p := range []string{"fatal: ", "error: "} {
+			l = strings.TrimPrefix(l, p)
+		}
+		if l != "" && !strings.HasPrefix(l, "Preparing worktree") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return code, fmt.Errorf("%s: %w", name, err)
+	}
+	return code, fmt.Errorf("%s: %s", name, strings.Join(lines, "\n"))
 }
 
 func plural(n int) string {

@@ -200,22 +200,32 @@ func Discard(ws *Workspace) {
 
 // Remove removes the workspace: for jj it forgets the workspace and deletes its directory;
 // for git it removes the worktree and deletes its branch. Unless force is set it refuses, with
-// an error matching ErrUnsaved, when the working copy holds changes or (git) the branch or the
-// worktree's HEAD has commits on no other branch. It returns what it removed, as
-// "jj workspace NAME", "directory PATH", "git worktree PATH" and "branch NAME", also when it
-// stops half-way with an error. A none workspace removes nothing.
-func Remove(ctx context.Context, ws *Workspace, force bool) (removed []string, err error) {
+// an error matching ErrUnsaved, when the working copy holds the agent's changes or (git) the
+// branch or the worktree's HEAD has commits on no other branch whose changes its target lacks.
+// It returns what it removed, as "jj workspace NAME", "directory PATH", "git worktree PATH"
+// and "branch NAME", also when it stops half-way with an error. A none workspace removes
+// nothing.
+func Remove(ctx context.Context, ws *Workspace, force bool) ([]string, error) {
+	return remove(ctx, ws, force, false)
+}
+
+// WouldRemove is Remove's dry run: the same checks, the same answer, nothing removed.
+func WouldRemove(ctx context.Context, ws *Workspace, force bool) ([]string, error) {
+	return remove(ctx, ws, force, true)
+}
+
+func remove(ctx context.Context, ws *Workspace, force, dry bool) (removed []string, err error) {
 	switch ws.Type {
 	case None:
 		return nil, nil
 	case JJ:
-		removed, err = removeJJ(ctx, ws, force)
+		removed, err = removeJJ(ctx, ws, force, dry)
 	case Git:
-		removed, err = removeGit(ctx, ws, force)
+		removed, err = removeGit(ctx, ws, force, dry)
 	default:
 		return nil, fmt.Errorf("remove workspace: unknown type %q", ws.Type)
 	}
-	if err == nil {
+	if err == nil && !dry {
 		removeDefaultRoot(ws)
 	}
 	return removed, err

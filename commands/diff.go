@@ -45,13 +45,13 @@ func diffCommand() *cli.Command {
 
 // diffRow is one agent's change as diff --stat and --json show it.
 type diffRow struct {
-	Name      string `json:"name"`
-	State     string `json:"state"`
-	Type      string `json:"type"` // git or jj
-	Path      string `json:"path"`
-	Branch    string `json:"branch,omitempty"`
-	Into      string `json:"into,omitempty"` // the branch the work merges into (git)
-	Merged    bool   `json:"merged"`
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Type   string `json:"type"` // git or jj
+	Path   string `json:"path"`
+	Branch string `json:"branch,omitempty"`
+	Into   string `json:"into,omitempty"` // the branch the work merges into (git)
+	Merged bool   `json:"merged"`
 	*workspace.Change
 	Result         string   `json:"result,omitempty"` // the first line of the agent's last result
 	CostUSD        *float64 `json:"cost_usd"`
@@ -209,4 +209,3 @@ func (l *limitedBuffer) Write(p []byte) (int, error) {
 	}
 	return l.buf.Write(p)
 }
-

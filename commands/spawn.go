@@ -110,7 +110,7 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec); err != nil {
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, programOf(opts.Argv, opts.Kind == config.Exec)); err != nil {
 		return err
 	}
 	spawned, err := spawn.Start(c.Context, opts)

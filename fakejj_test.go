@@ -21,6 +21,8 @@ import (
 //	jj --no-pager --color never -R REPO diff -r REVSET --name-only
 //	jj --no-pager --color never -R REPO diff --from REVSET --to REVSET --git
 //	jj [--no-pager --color never] commit -m MESSAGE        (what a script's agent runs)
+//	jj … squash, operation log, operation restore, resolve --list, workspace update-stale
+//	                                                        (fakejj_ops_test.go)
 //
 // (the global options in any order, -R also as --repository; long options also as --opt=value).
 // The two templates must be the very ones agt uses.
@@ -45,6 +47,7 @@ func fakeJJ() {
 const (
 	fakeJJLogTemplate       = `change_id ++ " " ++ if(empty, "empty", "changed") ++ "\n"`
 	fakeJJWorkspaceTemplate = `name ++ "\n"`
+	fakeJJOpTemplate        = `id ++ "\n"`
 )
 
 func fakeJJRun(args []string) int {
@@ -106,11 +109,11 @@ func fakeJJRun(args []string) int {
 		return usage("agt must name a subcommand")
 	}
 	cmd, rest := rest[0], rest[1:]
-	if cmd == "workspace" {
+	if cmd == "workspace" || cmd == "operation" {
 		if len(rest) == 0 {
-			return usage("'jj workspace' requires a subcommand")
+			return usage("'jj %s' requires a subcommand", cmd)
 		}
-		cmd, rest = "workspace "+rest[0], rest[1:]
+		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}
 	opts, pos, err := fakeJJParse(cmd, rest)
 	if err != "" {
@@ -169,6 +172,24 @@ func fakeJJRun(args []string) int {
 		return 0
 	case "diff":
 		return ws.diffCmd(opts, cwd)
+	case "squash":
+		return ws.squashCmd(opts, pos)
+	case "resolve":
+		return ws.resolveList(opts["-r"])
+	case "operation log":
+		if opts["-T"] != fakeJJOpTemplate || opts["-n"] != "1" {
+			return usage("agt runs jj operation log -n 1 with its own template, got %q", args)
+		}
+		fmt.Println(ws.currentOp())
+		return 0
+	case "operation restore":
+		if len(pos) != 1 {
+			return usage("agt must name the operation to restore")
+		}
+		return ws.restoreCmd(pos[0])
+	case "workspace update-stale":
+		fmt.Fprintln(os.Stderr, "Nothing to do (the working copy is not stale).")
+		return 0
 	case "commit":
 		return ws.commitCmd(opts["-m"])
 	case "workspace add":
@@ -185,17 +206,25 @@ func fakeJJRun(args []string) int {
 // name where there is one.
 func fakeJJParse(cmd string, args []string) (opts map[string]string, pos []string, err string) {
 	valued := map[string]map[string]string{
-		"root":             {},
-		"log":              {"-r": "-r", "--revisions": "-r", "-T": "-T", "--template": "-T"},
-		"workspace add":    {"--name": "--name", "-r": "-r", "--revision": "-r"},
-		"workspace forget": {},
-		"workspace list":   {"-T": "-T", "--template": "-T"},
-		"diff":             {"-r": "-r", "--revisions": "-r", "-f": "--from", "--from": "--from", "-t": "--to", "--to": "--to"},
-		"commit":           {"-m": "-m", "--message": "-m"},
+		"root":                   {},
+		"log":                    {"-r": "-r", "--revisions": "-r", "-T": "-T", "--template": "-T"},
+		"workspace add":          {"--name": "--name", "-r": "-r", "--revision": "-r"},
+		"workspace forget":       {},
+		"workspace list":         {"-T": "-T", "--template": "-T"},
+		"diff":                   {"-r": "-r", "--revisions": "-r", "-f": "--from", "--from": "--from", "-t": "--to", "--to": "--to"},
+		"commit":                 {"-m": "-m", "--message": "-m"},
+		"squash":                 {"-f": "--from", "--from": "--from", "-t": "--into", "--into": "--into", "--to": "--into", "-m": "-m", "--message": "-m"},
+		"resolve":                {"-r": "-r", "--revision": "-r"},
+		"operation log":          {"-n": "-n", "--limit": "-n", "-T": "-T", "--template": "-T"},
+		"operation restore":      {},
+		"workspace update-stale": {},
 	}
 	flags := map[string]map[string]string{
-		"log":  {"--no-graph": "--no-graph"},
-		"diff": {"--git": "--git", "--name-only": "--name-only"},
+		"log":           {"--no-graph": "--no-graph"},
+		"diff":          {"--git": "--git", "--name-only": "--name-only"},
+		"squash":        {"-u": "-u", "--use-destination-message": "-u"},
+		"resolve":       {"-l": "--list", "--list": "--list"},
+		"operation log": {"--no-graph": "--no-graph", "-G": "--no-graph"},
 	}
 	known, ok := valued[cmd]
 	if !ok {
@@ -266,6 +295,24 @@ func fakeJJParse(cmd string, args []string) (opts map[string]string, pos []strin
 	case "commit":
 		if _, ok := opts["-m"]; !ok || len(pos) > 0 {
 			return nil, nil, "jj commit takes -m MESSAGE here (without it jj opens an editor)"
+		}
+	case "squash":
+		_, m := opts["-m"]
+		_, u := opts["-u"]
+		if m == u {
+			return nil, nil, "agt passes -m MESSAGE or --use-destination-message to jj squash (else jj may open an editor)"
+		}
+	case "resolve":
+		if _, ok := opts["--list"]; !ok || len(pos) > 0 {
+			return nil, nil, "agt runs jj resolve --list -r REV only"
+		}
+	case "operation log":
+		if _, ok := opts["--no-graph"]; !ok {
+			return nil, nil, "agt must pass --no-graph"
+		}
+	case "workspace update-stale":
+		if len(pos) > 0 {
+			return nil, nil, fmt.Sprintf("unexpected argument '%s' found", pos[0])
 		}
 	}
 	return opts, pos, ""
@@ -357,6 +404,9 @@ func (w *fakeJJWorkspace) names() []string {
 
 // resolve returns the [change id, empty|changed] pairs revset names; nil when none.
 func (w *fakeJJWorkspace) resolve(revset string) [][2]string {
+	if x, ok := strings.CutPrefix(revset, "conflicts() & ("); ok && strings.HasSuffix(x, "::)") {
+		return w.conflicted(strings.TrimSuffix(x, "::)"))
+	}
 	if x, y, ok := strings.Cut(revset, ".."); ok {
 		return w.rangeOf(x, y)
 	}

@@ -4,7 +4,10 @@
 // It follows the documented CLI of jj 0.41: `jj root`, `jj workspace add --name NAME
 // -r REVSET DESTINATION`, `jj workspace forget NAME`, `jj workspace list -T TEMPLATE`,
 // `jj log -r REVSET --no-graph -T TEMPLATE`, `jj diff -r REVSET --name-only` and
-// `jj diff --from REVSET --to REVSET --git`, with the global options `--no-pager`,
+// `jj diff --from REVSET --to REVSET --git`, `jj squash --from REVSET --into REVSET
+// (-m MESSAGE | --use-destination-message) [FILESET]`, `jj operation log -n 1 --no-graph -T
+// TEMPLATE`, `jj operation restore OPERATION`, `jj workspace update-stale` and
+// `jj resolve --list -r REVSET`, with the global options `--no-pager`,
 // `--color never` and `-R REPO`. Nothing else is ever run.
 //
 // Invariants: every call passes --no-pager and --color never, so output is plain text and

@@ -152,7 +152,9 @@ func count(ctx context.Context, repo, revs string) int {
 }
 
 // contentIn reports whether all of tip's changes are in target: tip is an ancestor of target,
-// or merging tip into target would change nothing (a squash merge, a cherry-pick).
+// or merging tip into target would change nothing (a squash merge, a cherry-pick). Commits
+// of tip's own that change nothing (empty ones) are not taken for merged: only ancestry
+// saves those.
 func contentIn(ctx context.Context, repo, tip, target string) (bool, error) {
 	_, code, err := runGit(ctx, repo, nil, nil, "merge-base", "--is-ancestor", tip, target)
 	switch {
@@ -160,6 +162,12 @@ func contentIn(ctx context.Context, repo, tip, target string) (bool, error) {
 		return true, nil
 	case code != 1:
 		return false, err
+	}
+	if base, err := git(ctx, repo, "merge-base", tip, target); err == nil {
+		same, _, _ := runGit(ctx, repo, nil, nil, "rev-parse", strings.TrimSpace(base)+"^{tree}", tip+"^{tree}")
+		if t := strings.Fields(same); len(t) == 2 && t[0] == t[1] {
+			return false, nil
+		}
 	}
 	tree, code, err := runGit(ctx, repo, nil, nil, "merge-tree", "--write-tree", "--no-messages", target, tip)
 	if code == 1 {

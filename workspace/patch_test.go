@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -108,4 +109,28 @@ func FuzzPatchScanner(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkPatchScanner reads a 10 MB diff of 1000 files, as agt diff --stat does.
+func BenchmarkPatchScanner(b *testing.B) {
+	var p strings.Builder
+	for i := 0; i < 1000; i++ {
+		fmt.Fprintf(&p, "diff --git a/f%d b/f%d\nindex 1..2 100644\n--- a/f%d\n+++ b/f%d\n@@ -1,100 +1,100 @@\n", i, i, i, i)
+		for j := 0; j < 100; j++ {
+			p.WriteString("-an old line of some fifty bytes of source code...\n+a new line of some fifty bytes of source code.....\n")
+		}
+	}
+	patch := []byte(p.String())
+	b.SetBytes(int64(len(patch)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		s := &patchScanner{}
+		for off := 0; off < len(patch); off += 32 << 10 {
+			s.Write(patch[off:min(off+32<<10, len(patch))])
+		}
+		s.Close()
+		if len(s.files) != 1000 || s.files[999].Insertions != 100 {
+			b.Fatal("miscounted")
+		}
+	}
 }

@@ -116,3 +116,15 @@ func TestCheckSeeds(t *testing.T) {
 		t.Errorf("remove with seeds only: %v", err)
 	}
 }
+
+// A file name an agent chose reaches no terminal with its control bytes as they are.
+func TestListFilesEscapes(t *testing.T) {
+	got := listFiles([]string{"ok.txt", "evil\x1b]52;c;AAAA\x07.txt", "c1\u009b2J", "bad\xff"})
+	want := `ok.txt, "evil\x1b]52;c;AAAA\a.txt", "c1\u009b2J", "bad\xff"`
+	if got != want {
+		t.Errorf("listFiles = %s, want %s", got, want)
+	}
+	if got := listFiles([]string{"a", "b", "c", "d", "e", "f", "g"}); got != "a, b, c, d, e and 2 more" {
+		t.Errorf("listFiles = %s", got)
+	}
+}

@@ -10,7 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"agt/jjcmd"
 )
@@ -96,7 +99,8 @@ func (w *Workspace) dropSeeds(paths []string) []string {
 func (w *Workspace) seedUnchanged(path string) bool {
 	for _, s := range w.Seeded {
 		if s.Path == path {
-			return fileSum(filepath.Join(w.Path, filepath.FromSlash(path))) == s.Sum
+			sum := fileSum(filepath.Join(w.Path, filepath.FromSlash(path)))
+			return sum == s.Sum && sum != "error" // a file agt could not read counts as changed
 		}
 	}
 	return false
@@ -139,11 +143,20 @@ func fileSum(path string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// listFiles names files for a one-line message: "a, b, c and 4 more".
+// listFiles names files for a one-line message: "a, b, c and 4 more". A name an agent gave
+// a file with control bytes, or bytes that are no UTF-8, is shown quoted with them escaped:
+// it never reaches a terminal as it is.
 func listFiles(paths []string) string {
 	const shown = 5
-	if len(paths) <= shown {
-		return strings.Join(paths, ", ")
+	names := make([]string, 0, shown)
+	for _, p := range paths[:min(len(paths), shown)] {
+		if strings.IndexFunc(p, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 || !utf8.ValidString(p) {
+			p = strconv.Quote(p)
+		}
+		names = append(names, p)
 	}
-	return fmt.Sprintf("%s and %d more", strings.Join(paths[:shown], ", "), len(paths)-shown)
+	if len(paths) <= shown {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names, ", "), len(paths)-shown)
 }

@@ -186,7 +186,7 @@ func planHosts(c *cli.Context, args []string, n int, spread bool) (*hostPlan, er
 	at := map[string]int{}
 	for _, a := range args[:n] {
 		host, name := hosts.Split(a)
-		if err := state.ValidateName(name); err != nil {
+		if err := state.ValidateName(name); err != nil && !isPattern(name) {
 			return nil, cli.Exit(err, 2)
 		}
 		var pl hosts.Place

@@ -124,7 +124,7 @@ func printHostError(w io.Writer, host string, err error) {
 	}
 	lines := strings.Split(msg, "\n") // a hint on a line of its own
 	for i := range lines {
-		lines[i] = hosts.Printable(lines[i])
+		lines[i] = escapeText(lines[i])
 	}
 	PrintError(w, strings.Join(lines, "\n"))
 }
@@ -220,7 +220,7 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 			}
 			return len(p), nil
 		}
-		line := hosts.Printable(strings.TrimSuffix(string(h.buf[:i]), "\r"))
+		line := escapeText(strings.TrimSuffix(string(h.buf[:i]), "\r"))
 		h.buf = h.buf[i+1:]
 		if h.mu != nil {
 			h.mu.Lock()

@@ -176,7 +176,7 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 		err = exitOnPlace(c, place, name)
 	}
 	if stopErr != nil {
-		PrintError(c.App.ErrWriter, hosts.Printable(fmt.Sprintf("stop %s: %v\nhint: it may still run there: 'agt stop %s' once the host answers",
+		PrintError(c.App.ErrWriter, escapeText(fmt.Sprintf("stop %s: %v\nhint: it may still run there: 'agt stop %s' once the host answers",
 			qualified(place.Name(), name), stopErr, qualified(place.Name(), name))))
 	}
 	if c.Bool("rm") && stopErr == nil {

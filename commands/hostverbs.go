@@ -50,6 +50,8 @@ var hostVerbs = map[string]hostVerb{
 	"attach":           {names: 1, run: attachOnHosts},
 	"tail":             {names: -1, run: tailOnHosts},
 	"spawn":            {names: 1, run: spawnOnHosts, spread: true},
+	"diff":             {names: -1, run: diffOnHosts},
+	"merge":            {names: 1},
 }
 
 // addHosts gives agt its --host: on agt itself and on each command of hostVerbs, whose action
@@ -165,7 +167,7 @@ func printPrefixed(out *output, host string, raw []byte, prefix bool) {
 		if line == "" {
 			continue
 		}
-		text := hosts.Printable(strings.TrimSuffix(line, "\n"))
+		text := escapeText(strings.TrimSuffix(line, "\n"))
 		if prefix {
 			text = host + ": " + text
 		}

@@ -125,6 +125,52 @@ func logsOnHosts(c *cli.Context, plan *hostPlan) error {
 	return passExit(c, place, err)
 }
 
+// diffOnHosts is diff across hosts. The patch itself (not --json, --stat or a template) comes
+// back as the host wrote it, each host's after a line naming it when there are several, so
+// that agt diff box2:fix | git apply works; the rest is the generic way.
+func diffOnHosts(c *cli.Context, plan *hostPlan) error {
+	out, err := outputFor(c)
+	if err != nil {
+		return err
+	}
+	patch := !c.Bool("stat") && (out.mode == modeTable || out.mode == modeJSON && !c.Bool("json") && c.String("format") != "json")
+	if !patch {
+		return runVerb(c, plan, hostVerb{names: -1})
+	}
+	flags, err := forwardFlags(c)
+	if err != nil {
+		return err
+	}
+	w := c.App.Writer
+	if isTerminal(w) {
+		ts := &terminalSafe{w: w}
+		defer ts.Flush()
+		w = ts
+	}
+	code := 0
+	for i, g := range plan.groups {
+		if len(plan.groups) > 1 {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "# agt diff on %s\n", g.place.Name())
+		}
+		err := g.place.Run(c.Context, &hosts.Call{Args: joinArgs(c, flags, g.names), Stdout: w,
+			Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: g.place.Name()}})
+		n, err := placeCode(c, g.place, err)
+		if err != nil {
+			return err
+		}
+		if code == 0 {
+			code = n
+		}
+	}
+	if code != 0 {
+		return cli.Exit("", code)
+	}
+	return nil
+}
+
 // endOnEOF returns a context that ends when stdin reaches its end: agt's --end-on-eof, under
 // which a command run over a link ends with the link.
 func endOnEOF(parent context.Context) context.Context {

@@ -13,7 +13,8 @@
 //   - Every remote argument is quoted for a POSIX shell. Nothing secret travels in argv (which
 //     every local user can read): callers pass prompts and messages on stdin.
 //   - A failure of the link is an *Unreachable carrying ssh's own reason; a remote command that
-//     fails is an *ExitError with its status.
+//     fails is an *ExitError with its status. Errors may carry a host's own words, unescaped:
+//     whoever prints them for people escapes them.
 package hosts
 
 import (

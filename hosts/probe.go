@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 )
 
 // Info is what a host's agt says of itself (agt version --json), and where it is.
@@ -213,32 +212,12 @@ func lastLine(s string) string {
 	return l.last()
 }
 
-// oneLine makes text from a host printable on one line: control characters escaped, at most
-// 200 runes. A host's words are not trusted with the user's terminal.
+// oneLine puts text from a host on one line of at most 200 runes. It is not escaped: what
+// prints it for people escapes it, as it does an agent's words.
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	s = Printable(s)
 	if r := []rune(s); len(r) > 200 {
 		s = string(r[:199]) + "…"
 	}
 	return s
-}
-
-// Printable escapes the control characters of s (C0, DEL, C1) as \xNN, so that no byte from a
-// host is taken by the terminal for a command; invalid UTF-8 is escaped too.
-func Printable(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r < ' ' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }

@@ -35,6 +35,11 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 		return cli.Exit(err, 2)
 	}
 	wait, follow := c.Bool("wait"), c.Bool("follow")
+	if isGroupSpawn(c) {
+		if err := groupDetached(c, name); err != nil {
+			return err
+		}
+	}
 	if c.Bool("rm") && !wait {
 		return usagef(c, "--rm needs --wait: agt spawn --wait --rm %s -- COMMAND (a detached agent's record stays until 'agt rm %s')", args[0], args[0])
 	}
@@ -72,14 +77,19 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 	if err != nil {
 		return err
 	}
-	if out.mode == modeTable {
-		spawned = relabel(spawned, qualified(place.Name(), name))
-	}
 	if attachNow {
 		return attachOnPlace(c, place, name)
 	}
 	if !follow && !wait {
-		return printSpawned(out, spawned)
+		for _, line := range spawned { // a group's agents, one each
+			if out.mode == modeTable {
+				line = relabel(line, qualified(place.Name(), nameOf(line)))
+			}
+			if err := printSpawned(out, line); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if out.mode == modeTable {
 		out.view = newTranscript(out, []string{qualified(place.Name(), name)})
@@ -93,11 +103,11 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 
 // placeAgent runs the detached spawn on the first of candidates that takes the agent: past a
 // host that is full (exit 75) or that cannot be reached to the next. It returns where the
-// agent went and its spawned event, tagged with the host.
+// agent went and its spawned events (a group's are several), tagged with the host.
 //
 // A first signal lets the spawn finish (spawn --wait then stops the agent): cut short on the
 // way, it would leave an agent that nobody follows. A second one abandons it.
-func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []string, prompt *string) (hosts.Place, []byte, error) {
+func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []string, prompt *string) (hosts.Place, [][]byte, error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	defer cancel()
 	go func() {
@@ -109,10 +119,10 @@ func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []st
 	}()
 	var full []string
 	for i, pl := range candidates {
-		var spawned []byte
+		var spawned [][]byte
 		lw := &lineWriter{fn: func(line []byte) error {
 			if t := tagHost(line, pl.Name()); t != nil && gjson.GetBytes(t, "type").String() == "spawned" {
-				spawned = t
+				spawned = append(spawned, t)
 			}
 			return nil
 		}}

@@ -157,8 +157,9 @@ func nameOf(line []byte) string {
 	return gjson.GetBytes(line, "name").String()
 }
 
-// qualified is how a place's agent is named where hosts are in play: HOST:NAME.
-func qualified(host, name string) string { return host + ":" + name }
+// qualified is how a place's agent is named where hosts are in play: HOST:NAME, escaped (the
+// name came from the host).
+func qualified(host, name string) string { return escapeText(oneLine(host+":"+name, 200)) }
 
 // lineWriter calls fn with each complete line written to it (without its newline); a line
 // longer than maxHostLine is dropped. Close passes on a last line without a newline.
@@ -236,11 +237,15 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 	}
 }
 
-// hostColumn puts a HOST column before a table's others.
+// hostColumn puts a HOST column before a table's others, and escapes every cell: what a host
+// sends is judged as an agent's words are, whoever wrote it.
 func hostColumn(header []string, rows [][]string, hostsOf []string) ([]string, [][]string) {
 	header = append([]string{"HOST"}, header...)
 	for i := range rows {
 		rows[i] = append([]string{hostsOf[i]}, rows[i]...)
+		for j := range rows[i] {
+			rows[i][j] = escapeText(oneLine(rows[i][j], 200))
+		}
 	}
 	return header, rows
 }

@@ -147,7 +147,7 @@ func diffOnHosts(c *cli.Context, plan *hostPlan) error {
 		defer ts.Flush()
 		w = ts
 	}
-	code := 0
+	outs := make([]placeOutput, len(plan.groups))
 	for i, g := range plan.groups {
 		if len(plan.groups) > 1 {
 			if i > 0 {
@@ -155,20 +155,13 @@ func diffOnHosts(c *cli.Context, plan *hostPlan) error {
 			}
 			fmt.Fprintf(w, "# agt diff on %s\n", g.place.Name())
 		}
-		err := g.place.Run(c.Context, &hosts.Call{Args: joinArgs(c, flags, g.names), Stdout: w,
-			Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: g.place.Name()}})
-		n, err := placeCode(c, g.place, err)
-		if err != nil {
-			return err
-		}
-		if code == 0 {
-			code = n
+		outs[i] = placeOutput{place: g.place, err: g.place.Run(c.Context, &hosts.Call{Args: joinArgs(c, flags, g.names),
+			Stdout: w, Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: g.place.Name()}})}
+		if c.Context.Err() != nil {
+			break
 		}
 	}
-	if code != 0 {
-		return cli.Exit("", code)
-	}
-	return nil
+	return hostExit(c, outs)
 }
 
 // endOnEOF returns a context that ends when stdin reaches its end: agt's --end-on-eof, under

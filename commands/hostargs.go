@@ -29,13 +29,16 @@ func endOnEOFFlag() cli.Flag {
 }
 
 // hostsArg is the --host in force: the command's own, else agt's, else $AGT_HOST; "" for none.
+// A --host on the command line beats $AGT_HOST at every level (urfave/cli counts the variable
+// as the flag set): agt on a host runs agt --host local there, whatever the shell exports.
 func hostsArg(c *cli.Context) string {
+	env := os.Getenv("AGT_HOST")
 	for _, l := range c.Lineage() {
-		if l.Command != nil && lookupFlag(l.Command, "host") != nil && l.IsSet("host") {
+		if l.Command != nil && lookupFlag(l.Command, "host") != nil && l.IsSet("host") && l.String("host") != env {
 			return l.String("host")
 		}
 	}
-	return os.Getenv("AGT_HOST")
+	return env
 }
 
 // places resolves the host names of one command: [hosts] entries, ssh destinations, local.

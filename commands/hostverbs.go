@@ -26,6 +26,9 @@ type hostVerb struct {
 	run func(c *cli.Context, plan *hostPlan) error
 	// spread: a bare NAME may go to any of several hosts; the command picks one (spawn).
 	spread bool
+	// stream: it may take as long as an agent does (wait): a connection of its own, not one
+	// of the host's few shared sessions.
+	stream bool
 }
 
 // hostVerbs are the commands that run across hosts, by their path.
@@ -40,7 +43,7 @@ var hostVerbs = map[string]hostVerb{
 	"stop":             {names: -1},
 	"rm":               {names: -1},
 	"restart":          {names: -1},
-	"wait":             {names: -1},
+	"wait":             {names: -1, stream: true},
 	"inspect":          {names: -1},
 	"approve":          {names: 1},
 	"deny":             {names: 1},
@@ -129,7 +132,7 @@ func runVerb(c *cli.Context, plan *hostPlan, v hostVerb) error {
 		}
 	}
 	outs := runEach(c.Context, c.App.ErrWriter, plan.groups, !human, func(i int) *hosts.Call {
-		return &hosts.Call{Args: joinArgs(c, flags, mode, plan.groups[i].names, rest)}
+		return &hosts.Call{Args: joinArgs(c, flags, mode, plan.groups[i].names, rest), Stream: v.stream}
 	})
 	if human {
 		for _, o := range outs {

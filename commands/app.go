@@ -17,8 +17,9 @@ func New(version string) *cli.App {
 		Name:    "agt",
 		Usage:   "run AI coding agents the Unix way",
 		Version: info.String(),
-		UsageText: "agt [--run-dir DIR] [--host HOST,...] COMMAND [flags] [NAME...]\n\n" +
-			"A NAME is an agent here, or HOST:NAME one on a host that ssh reaches (docs/hosts.md).\n\n" +
+		UsageText: "agt [--run-dir DIR] COMMAND [flags] [NAME...]\n\n" +
+			"A NAME is an agent here, or HOST:NAME one on a host that ssh reaches; --host HOST,...\n" +
+			"runs a command on hosts (docs/hosts.md).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt spawn demo -- sh -c 'echo hello; sleep 30'\n" +
 			"   agt ps\n" +

@@ -77,9 +77,9 @@ func runSend(c *cli.Context) error {
 	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue")) {
 		return usagef(c, "%s runs on a terminal, which has no turns to --wait or --queue for; agt send %s MESSAGE types it now", a.Name, a.Name)
 	}
-	r, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue")})
+	r, err := sendMessage(c.Context, a, msg, c.Bool("queue"))
 	if err != nil {
-		return controlError(a, err)
+		return err
 	}
 	if !c.Bool("wait") {
 		if isTerminal(c.App.ErrWriter) {
@@ -100,6 +100,16 @@ func runSend(c *cli.Context) error {
 		skip = 1 // the running turn's result comes first
 	}
 	return printTurn(c.Context, out, a, r.Seq, skip)
+}
+
+// sendMessage gives a its next turn, msg (queued after the running one when queue is set):
+// agt send, and top's key.
+func sendMessage(ctx context.Context, a *state.Agent, msg string, queue bool) (*spawn.Reply, error) {
+	r, err := spawn.Control(ctx, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: queue})
+	if err != nil {
+		return nil, controlError(a, err)
+	}
+	return r, nil
 }
 
 // sendKeys is send --keys: keystrokes into a terminal agent.

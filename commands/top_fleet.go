@@ -33,7 +33,9 @@ type topRow struct {
 func (r *topRow) key() string { return r.Host + ":" + r.Name }
 
 // needs reports whether the agent needs its user: it waits for one, or it failed.
-func (r *topRow) needs() bool { return r.Waiting != nil || r.State == stream.Failed || r.State == stream.Lost }
+func (r *topRow) needs() bool {
+	return r.Waiting != nil || r.State == stream.Failed || r.State == stream.Lost
+}
 
 // rank orders rows: those that need the user first (a permission or a plan before a question of
 // input), then those at work, then the ended.

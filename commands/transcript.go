@@ -34,6 +34,9 @@ type transcript struct {
 	width int
 	// nameWidth pads names so that what agents say starts in one column.
 	nameWidth int
+	// denied holds the agents whose last event was a denied permission: the failed tool
+	// result that follows says the denial again, and is not shown.
+	denied map[string]bool
 }
 
 // summaryMax bounds what a line shows of a tool's input or result.
@@ -87,6 +90,9 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 		return nil
 	}
 	t.nameWidth = max(t.nameWidth, utf8.RuneCountInString(ev.Agent))
+	if t.denial(&ev) {
+		return nil
+	}
 	style, body := t.body(&ev, line)
 	if body == "" {
 		return nil
@@ -110,6 +116,25 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// denial reports whether ev is the failed tool result that follows a denied permission, which
+// the denial's line said already, and remembers denials.
+func (t *transcript) denial(ev *stream.Event) bool {
+	switch ev.Type {
+	case stream.TypePermission:
+		if t.denied == nil {
+			t.denied = map[string]bool{}
+		}
+		t.denied[ev.Agent] = ev.Decision == "deny"
+	case stream.TypeToolResult:
+		was := t.denied[ev.Agent]
+		delete(t.denied, ev.Agent)
+		return was && !ev.OK
+	case stream.TypeToolUse, stream.TypeResult, stream.TypeText, stream.TypeExit:
+		delete(t.denied, ev.Agent)
+	}
+	return false
 }
 
 // body is what the transcript shows of an event, and its style.
@@ -160,7 +185,8 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 		case "deny":
 			return "", t.paint(sgrRed, "✗ denied "+ev.Tool) + summary("  ", ev.Input)
 		}
-		return sgrYellow, "? " + ev.Tool + " asks permission" + summary(": ", ev.Input)
+		return sgrYellow, "? " + ev.Tool + " asks permission" + summary(": ", ev.Input) +
+			fmt.Sprintf("\n  answer: agt approve %s %s · agt deny --message TEXT %s %s", ev.Agent, ev.ID, ev.Agent, ev.ID)
 	case stream.TypeResult:
 		return t.result(ev)
 	case stream.TypeOutput:
@@ -216,7 +242,7 @@ func (t *transcript) result(ev *stream.Event) (string, string) {
 		fmt.Fprintf(&b, " · %s in / %s out tokens", thousands(u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens), thousands(u.OutputTokens))
 	}
 	if ev.CostUSD != nil {
-		fmt.Fprintf(&b, " · $%.4f", *ev.CostUSD)
+		b.WriteString(" · " + usd(*ev.CostUSD))
 	}
 	if !ev.OK {
 		if text := firstLine(ev.Text); text != "" {

@@ -46,9 +46,11 @@ func sendCommand() *cli.Command {
 }
 
 func runSend(c *cli.Context) error {
+	// Flags after NAME were moved before it (Args); what follows NAME now is the message,
+	// which may start with a dash after --.
 	args := c.Args().Slice()
-	if err := flagAfterName(c, args); err != nil {
-		return err
+	if len(args) > 1 && args[1] == "--" {
+		args = append(args[:1:1], args[2:]...)
 	}
 	if c.Bool("keys") {
 		return sendKeys(c, args)

@@ -14,6 +14,7 @@ import (
 	"agt/config"
 	"agt/spawn"
 	"agt/state"
+	"agt/stream"
 )
 
 func sendCommand() *cli.Command {
@@ -25,7 +26,8 @@ func sendCommand() *cli.Command {
 			"Delivers a user message to an agent spawned with --converse that waits for input: the next\n" +
 			"turn of the same session. - reads the message from stdin. It refuses when the agent is busy,\n" +
 			"unless --queue, which delivers it when the running turn ends. The message is never written to\n" +
-			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one.\n" +
+			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one,\n" +
+			"4 when the turn stops to ask you (a permission, a plan: agt approve or deny answers).\n" +
 			"To an agent spawned with --tty, MESSAGE is typed and Enter pressed (several lines as one\n" +
 			"bracketed paste); it fails unless the agent shows something within 3s. --keys types KEYS as they\n" +
 			"are, where <Enter> <Esc> <Tab> <BS> <Space> <Up> <Down> <Left> <Right> <Home> <End> <PgUp> <PgDn>\n" +
@@ -139,10 +141,16 @@ func sendKeys(c *cli.Context, args []string) error {
 // errTurnFailed ends send --wait with exit 1 after a failed turn, quietly: its events say why.
 var errTurnFailed = cli.Exit("", 1)
 
-// printTurn prints a's events after seq until the result of a turn (after skip results), and
-// says with its error how the turn ended.
+// exitNeedsYou is the exit status of send --wait and spawn --wait when the turn stopped to ask
+// its user (a permission, a plan): agt permissions lists what, agt approve and deny answer.
+const exitNeedsYou = 4
+
+// printTurn prints a's events after seq until the result of a turn (after skip results), or
+// until the turn stops to ask its user, and says with its error how the turn ended: nil for an
+// ok result, exit 1 for a failed one, exitNeedsYou with a hint for a question.
 func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip int) error {
 	var ok, done bool
+	asks := ""
 	fn := func(line []byte) error {
 		if done || gjson.GetBytes(line, "seq").Int() <= seq {
 			return nil
@@ -151,6 +159,11 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 			return err
 		}
 		switch gjson.GetBytes(line, "type").Str {
+		case "state":
+			why := gjson.GetBytes(line, "reason").Str
+			if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) && skip == 0 {
+				asks, done = why, true
+			}
 		case "result":
 			if skip > 0 {
 				skip--
@@ -174,6 +187,9 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 		}
 	} else {
 		cursor.Close()
+	}
+	if asks != "" {
+		return cli.Exit(fmt.Sprintf("%s waits for you (%s)\nhint: 'agt permissions %s' shows what it asks; 'agt approve %s' or 'agt deny %s' answers", a.Name, asks, a.Name, a.Name, a.Name), exitNeedsYou)
 	}
 	if !ok {
 		return errTurnFailed

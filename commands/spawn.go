@@ -62,7 +62,7 @@ func spawnCommand() *cli.Command {
 			&cli.Float64Flag{Name: "max-cost", Usage: "the agent's budget in `USD`: past it, it ends failed (budget)", DefaultText: "max_cost, or none", EnvVars: []string{"AGT_MAX_COST"}},
 			&cli.IntFlag{Name: "max-agents", Usage: "refuse to start when this many agents are alive (0: no limit)", DefaultText: "max_agents, or no limit", EnvVars: []string{"AGT_MAX_AGENTS"}},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the agent's events until it ends (Ctrl-C detaches)"},
-			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C, SIGTERM or SIGHUP stops it; a second one kills it)"},
+			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code; a conversation (--converse, ACP kinds) until its first turn ends: 0 ok, 1 failed, 4 when it stops to ask you (Ctrl-C, SIGTERM or SIGHUP stops it; a second one kills it)"},
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
@@ -160,10 +160,25 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 			stopFollowing() // it may never end now: stop waiting for it
 		}
 	}()
-	err := followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
+	var err error
+	if conversation(a) {
+		// A conversation waits for its next message once a turn ends: its first turn is what
+		// spawn --wait waits for (or its stop to ask), its result the exit code.
+		err = printTurn(follow, out, a, 0, 0)
+		if err == errTurnFailed && ended(a) {
+			err = exitWithAgent(c, []*state.Agent{a}) // it ended before its turn did
+		}
+		if c.Bool("rm") && c.Context.Err() == nil {
+			if _, serr := spawn.Stop(context.WithoutCancel(c.Context), a, -1); serr != nil {
+				stopErr = serr
+			}
+		}
+	} else {
+		err = followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
+	}
 	stopFollowing()
 	<-stopped
-	if c.Context.Err() == nil && err == nil {
+	if c.Context.Err() == nil && err == nil && !conversation(a) {
 		err = exitWithAgent(c, []*state.Agent{a})
 	}
 	if stopErr != nil {
@@ -176,6 +191,13 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 		return c.Context.Err() // main exits 128+N
 	}
 	return err
+}
+
+// conversation reports whether a is a conversation agent (ACP, --converse), which waits for
+// input once a turn ends instead of exiting.
+func conversation(a *state.Agent) bool {
+	spec, err := a.ReadSpec()
+	return err == nil && (config.StdinConverses(spec.Stdin) || spec.ConverseTurns)
 }
 
 // stopInterrupted stops a after the signal that cancelled c's context, with a's own grace; a

@@ -21,20 +21,24 @@ func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "wait",
 		Usage: "wait for agents to end and exit with their exit code",
-		UsageText: "agt wait [--until final|waiting] [--timeout DURATION] NAME...\n\n" +
+		UsageText: "agt wait [--until final|waiting] [--any] [--timeout DURATION] NAME...\n\n" +
 			"Blocks until every named agent has ended, printing how each ended (a line of text on\n" +
 			"a terminal, NDJSON otherwise), then exits with the first non-zero exit code (128+N for\n" +
 			"an agent killed by signal N; 1 for an agent whose end nobody saw). --until waiting\n" +
 			"returns instead once every agent needs a person (waiting, for input, a permission or a\n" +
 			"plan) or has ended: exit 0 when all wait, 3 when one ended instead. With --timeout it\n" +
-			"gives up after DURATION and exits 124, leaving the agents running.\n\n" +
+			"gives up after DURATION and exits 124, leaving the agents running. --any returns as soon\n" +
+			"as one agent reaches the condition, printing that one: its exit code (--until final), or 0\n" +
+			"when it waits and 3 when it ended (--until waiting).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt wait build && echo built\n" +
 			"   agt wait --timeout 10m a b c; echo \"first failure: $?\"\n" +
-			"   agt wait --until waiting fix-auth && agt permissions fix-auth",
+			"   agt wait --until waiting fix-auth && agt permissions fix-auth\n" +
+			"   agt wait --any --until waiting a b c   # the first that needs you",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Value: "final", Usage: "final: every agent ended; waiting: every agent needs a person, or ended", EnvVars: []string{"AGT_WAIT_UNTIL"}},
 			durationFlag("timeout", "", "give up after this long (a duration, or seconds) and exit 124", "none", "AGT_WAIT_TIMEOUT"),
+			&cli.BoolFlag{Name: "any", Usage: "return when the first of the agents reaches the condition, with its code"},
 			jsonFlag(),
 			formatFlag("wait", waitResult{}, "{{.name}} {{.exit_code}}"),
 		},
@@ -60,6 +64,9 @@ func waitCommand() *cli.Command {
 			}
 			if until == "waiting" {
 				return waitUntilWaiting(c, ctx, out, agents)
+			}
+			if c.Bool("any") {
+				return waitAny(c, ctx, out, agents)
 			}
 			for _, a := range agents {
 				// The supervisor holds the lock until the final status is written.
@@ -91,6 +98,7 @@ func waitUntilWaiting(c *cli.Context, ctx context.Context, out *output, agents [
 	defer tick.Stop()
 	for {
 		ready, ended := 0, false
+		var first *state.Agent
 		for _, a := range agents {
 			st := spawn.Observe(a)
 			switch {
@@ -99,7 +107,21 @@ func waitUntilWaiting(c *cli.Context, ctx context.Context, out *output, agents [
 			case stream.IsFinal(st.State) || st.State == stream.Lost || st.State == spawn.Unknown && !a.Supervised():
 				ready++
 				ended = true
+			default:
+				continue
 			}
+			if first == nil {
+				first = a
+			}
+		}
+		if first != nil && c.Bool("any") {
+			if err := printEnded(out, first); err != nil {
+				return err
+			}
+			if st := spawn.Observe(first); !needsPerson(st) {
+				return cli.Exit("", exitEndedInstead)
+			}
+			return nil
 		}
 		if ready == len(agents) {
 			for _, a := range agents {
@@ -162,4 +184,35 @@ func printEnded(out *output, a *state.Agent) error {
 		human = append(human, "("+st.Reason+")")
 	}
 	return out.line(r, strings.Join(human, " "))
+}
+
+// waitAny is wait --any: it returns when the first of agents ends, printing it, with its code.
+func waitAny(c *cli.Context, ctx context.Context, out *output, agents []*state.Agent) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first := make(chan *state.Agent, len(agents))
+	errs := make(chan error, len(agents))
+	for _, a := range agents {
+		go func() {
+			if err := a.WaitFree(ctx); err != nil {
+				errs <- err
+				return
+			}
+			first <- a
+		}()
+	}
+	select {
+	case a := <-first:
+		if err := printEnded(out, a); err != nil {
+			return err
+		}
+		return exitWithAgent(c, []*state.Agent{a})
+	case <-ctx.Done():
+		if c.Context.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return cli.Exit(fmt.Sprintf("timed out after %s: none of the agents ended", flagDuration(c, "timeout")), exitTimedOut)
+		}
+		return ctx.Err()
+	case err := <-errs:
+		return err
+	}
 }

@@ -342,6 +342,7 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			Allow:          cfg.Policy.Allow, Deny: cfg.Policy.Deny,
 			MaxCost: cfg.MaxCost,
 			OnState: cfg.OnState, HookTimeout: state.Duration(cfg.HookTimeout),
+			Notify: notifySpec(cfg.Notify),
 			ResumePrompt: kind.ResumePrompt,
 			Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
 			RestartDelay:    state.Duration(cfg.Restart.Delay),
@@ -568,4 +569,14 @@ func exitWithAgent(c *cli.Context, agents []*state.Agent) error {
 		return cli.Exit("", code)
 	}
 	return nil
+}
+
+// notifySpec is what an agent's supervisor needs of [notify]; nil when it tells nobody. A
+// desktop notification needs notify-send, where it is installed.
+func notifySpec(n config.Notify) *state.NotifySpec {
+	desktop := n.Desktop && config.DesktopNotifier() != ""
+	if !desktop && n.Webhook == "" {
+		return nil
+	}
+	return &state.NotifySpec{Desktop: desktop, Webhook: n.Webhook, MinInterval: state.Duration(n.MinInterval)}
 }

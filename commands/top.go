@@ -8,6 +8,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/urfave/cli/v2"
+
+	"agt/config"
 )
 
 // homeDir is the user's home, which paths shown to people start with ~ for.
@@ -47,6 +49,7 @@ func runTop(c *cli.Context) error {
 	defer cancel()
 	fleet := newLocalFleet(ctx, d)
 	m := newTopModel(ctx, fleet, d.Root, os.Getenv("NO_COLOR") == "")
+	m.bell = bellWanted()
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(c.App.Writer))
 	go feedTop(ctx, fleet, p)
 	_, err = p.Run()
@@ -57,6 +60,14 @@ func runTop(c *cli.Context) error {
 		return nil
 	}
 	return err
+}
+
+// bellWanted reports whether [notify] lets top and tail -f ring the terminal's bell (bell =
+// false says no); yes when agt.toml cannot be read.
+func bellWanted() bool {
+	dir, _ := os.Getwd()
+	cfg, err := config.Load(dir)
+	return err != nil || cfg.Notify.Bell
 }
 
 // topBatch is how long top gathers changes before it reads them: a busy fleet costs one read

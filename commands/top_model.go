@@ -37,7 +37,7 @@ type topModel struct {
 	off   int            // the first row shown
 
 	width, height int
-	color         bool
+	color, bell   bool
 	now           time.Time
 
 	view   int
@@ -177,7 +177,7 @@ func (m *topModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.view == viewTranscript && (msg.all || msg.logged[m.tname]) {
 			m.loadTranscript()
 		}
-		if bell {
+		if bell && m.bell {
 			return m, tea.Raw("\a")
 		}
 	case actionMsg:

@@ -37,10 +37,10 @@ type transcript struct {
 	// denied holds the agents whose last event was a denied permission: the failed tool
 	// result that follows says the denial again, and is not shown.
 	denied map[string]bool
+	// bell rings the terminal's bell when an agent starts to wait for its user or fails, once
+	// live is set: for what happens now, not for the past printed first.
+	bell, live bool
 }
-
-// summaryMax bounds what a line shows of a tool's input or result.
-const summaryMax = 100
 
 // newTranscript returns the view for out, with names padded to the longest of names.
 func newTranscript(out *output, names []string) *transcript {
@@ -114,8 +114,17 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 		b.WriteString(t.paint(style, l))
 		b.WriteByte('\n')
 	}
+	if t.bell && t.live && ev.Type == stream.TypeState && notifies(ev.From, ev.To) {
+		b.WriteByte('\a')
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// notifies reports whether a change of state is one a person hears of: an agent starts to wait
+// for them, or fails.
+func notifies(from, to string) bool {
+	return to == stream.Failed || to == stream.Waiting && from != stream.Waiting && from != stream.Stale
 }
 
 // denial reports whether ev is the failed tool result that follows a denied permission, which
@@ -253,35 +262,12 @@ func (t *transcript) result(ev *stream.Event) (string, string) {
 	return sgrBold, b.String()
 }
 
-// summary is sep and one line of a tool's input: the command, path, pattern or the like it
-// names, else its JSON; "" for none.
+// summary is sep and one line of a tool's input (stream.InputLine); "" for none.
 func summary(sep string, input json.RawMessage) string {
-	in := gjson.ParseBytes(input)
-	var s string
-	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt"} {
-		if v := in.Get(key); v.Exists() {
-			if v.IsArray() { // Codex: ["bash", "-lc", "go test ./..."]
-				var parts []string
-				for _, p := range v.Array() {
-					parts = append(parts, p.String())
-				}
-				s = strings.Join(parts, " ")
-			} else {
-				s = v.String()
-			}
-			break
-		}
+	if s := stream.InputLine(input); s != "" {
+		return sep + s
 	}
-	if s == "" && len(bytes.TrimSpace(input)) > 0 && string(bytes.TrimSpace(input)) != "{}" && string(bytes.TrimSpace(input)) != "null" {
-		var b bytes.Buffer
-		if json.Compact(&b, input) == nil {
-			s = b.String()
-		}
-	}
-	if s = firstLine(s); s == "" {
-		return ""
-	}
-	return sep + s
+	return ""
 }
 
 // resultSummary is the first line of a tool's output, cut, and how many lines more it had.
@@ -303,17 +289,8 @@ func resultSummary(output json.RawMessage) string {
 	return s
 }
 
-// firstLine is the first line of s, tabs made spaces, cut to summaryMax characters.
-func firstLine(s string) string {
-	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\t", "  "))
-	if r := []rune(s); len(r) > summaryMax {
-		return string(r[:summaryMax-1]) + "…"
-	} else if cut {
-		return s + " …"
-	}
-	return s
-}
+// firstLine is the first line of s, cut (stream.FirstLine).
+func firstLine(s string) string { return stream.FirstLine(s) }
 
 // wrapProse breaks lines longer than width at spaces.
 func wrapProse(lines []string, width int) []string {

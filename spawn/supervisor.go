@@ -465,7 +465,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		dec:     stream.ForFormat(spec.Format),
 		machine: machineFor(spec),
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny, Dir: spec.Cwd},
-		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root),
+		hooks:   newHooks(spec, a, d.Root),
 		kick:    make(chan struct{}, 1),
 		turnCh:  make(chan string, 1),
 		budgetC: make(chan struct{}),

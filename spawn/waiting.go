@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"sort"
 
+	"github.com/tidwall/gjson"
+
 	"agt/state"
 	"agt/stream"
 )
@@ -41,4 +43,30 @@ func WaitingFor(a *state.Agent, st *state.Status) *Waiting {
 	p := perms[0]
 	w.ID, w.Tool, w.Input, w.Pending = p.ID, p.Tool, p.Input, len(perms)
 	return w
+}
+
+// Line says in one line what the agent waits for: "permission: Bash mkdir x && …", "plan: 1.
+// add the test …", "question: which database?", or the bare reason; "" for nil. The agent's
+// words in it are as it wrote them: a terminal needs them made safe.
+func (w *Waiting) Line() string {
+	if w == nil {
+		return ""
+	}
+	if w.Tool == "" {
+		return w.Reason
+	}
+	in := gjson.ParseBytes(w.Input)
+	switch {
+	case w.Reason == stream.ReasonPlan || in.Get("plan").Type == gjson.String:
+		return "plan: " + stream.FirstLine(in.Get("plan").String())
+	case in.Get("questions.0.question").Exists():
+		return "question: " + stream.FirstLine(in.Get("questions.0.question").String())
+	case in.Get("question").Type == gjson.String:
+		return "question: " + stream.FirstLine(in.Get("question").String())
+	}
+	line := w.Reason + ": " + w.Tool
+	if s := stream.InputLine(w.Input); s != "" {
+		line += " " + s
+	}
+	return line
 }

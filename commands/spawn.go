@@ -342,7 +342,7 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			Allow:          cfg.Policy.Allow, Deny: cfg.Policy.Deny,
 			MaxCost: cfg.MaxCost,
 			OnState: cfg.OnState, HookTimeout: state.Duration(cfg.HookTimeout),
-			Notify: notifySpec(cfg.Notify),
+			Notify:       notifySpec(cfg.Notify),
 			ResumePrompt: kind.ResumePrompt,
 			Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
 			RestartDelay:    state.Duration(cfg.Restart.Delay),

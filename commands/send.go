@@ -103,6 +103,8 @@ func runSend(c *cli.Context) error {
 	if r.Queued {
 		skip = 1 // the running turn's result comes first
 	}
+	out.status = startStatus(c.App.ErrWriter, func() string { return "waiting for the turn of " + stateLine(a) })
+	defer out.status.stop()
 	return printTurn(c.Context, out, a, r.Seq, skip)
 }
 

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -104,10 +106,24 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec); err != nil {
+	// A slow start (an ACP agent's handshake, a workspace's set-up) shows a status line.
+	var phase atomic.Pointer[string]
+	setPhase := func(s string) { phase.Store(&s) }
+	setPhase("starting " + name)
+	status := startStatus(c.App.ErrWriter, func() string { return *phase.Load() })
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, status); err != nil {
+		status.stop()
 		return err
 	}
+	if prep := opts.Prepare; prep != nil {
+		opts.Prepare = func() (string, json.RawMessage, func(), error) {
+			setPhase("setting up the workspace of " + name)
+			defer setPhase("starting " + name)
+			return prep()
+		}
+	}
 	spawned, err := spawn.Start(c.Context, opts)
+	status.stop()
 	if err != nil {
 		if errors.Is(err, state.ErrNameTaken) {
 			return withHint(err, fmt.Sprintf("pick another name, or free this one: 'agt stop %s' if it runs, then 'agt rm %s'", name, name))

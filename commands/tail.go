@@ -212,6 +212,7 @@ func closeAll(cursors []*state.Cursor) {
 // the transcript.
 func printEvent(out *output, line []byte) error {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
+	out.status.hide()
 	switch out.mode {
 	case modeTable:
 		if out.view == nil {

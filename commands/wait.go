@@ -70,7 +70,10 @@ func waitCommand() *cli.Command {
 			}
 			for _, a := range agents {
 				// The supervisor holds the lock until the final status is written.
-				if err := a.WaitFree(ctx); err != nil {
+				status := startStatus(c.App.ErrWriter, func() string { return "waiting for " + stateLine(a) })
+				err := a.WaitFree(ctx)
+				status.stop()
+				if err != nil {
 					if c.Context.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 						return cli.Exit(fmt.Sprintf("timed out after %s: %s is still %s", flagDuration(c, "timeout"), a.Name, spawn.Observe(a).State), exitTimedOut)
 					}
@@ -96,6 +99,8 @@ const waitPoll = 50 * time.Millisecond
 func waitUntilWaiting(c *cli.Context, ctx context.Context, out *output, agents []*state.Agent) error {
 	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
+	status := startStatus(c.App.ErrWriter, func() string { return "waiting until " + waitingOn(agents) + " needs you" })
+	defer status.stop()
 	for {
 		ready, ended := 0, false
 		var first *state.Agent
@@ -190,6 +195,8 @@ func printEnded(out *output, a *state.Agent) error {
 func waitAny(c *cli.Context, ctx context.Context, out *output, agents []*state.Agent) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	status := startStatus(c.App.ErrWriter, func() string { return "waiting for the first of " + waitingOn(agents) })
+	defer status.stop()
 	first := make(chan *state.Agent, len(agents))
 	errs := make(chan error, len(agents))
 	for _, a := range agents {
@@ -214,5 +221,21 @@ func waitAny(c *cli.Context, ctx context.Context, out *output, agents []*state.A
 		return ctx.Err()
 	case err := <-errs:
 		return err
+	}
+}
+
+// waitingOn names the agents a wait is on, for its status line: "a", "a, b and c", "12 agents".
+func waitingOn(agents []*state.Agent) string {
+	switch n := len(agents); {
+	case n == 1:
+		return stateLine(agents[0])
+	case n <= 4:
+		names := make([]string, n)
+		for i, a := range agents {
+			names[i] = a.Name
+		}
+		return strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	default:
+		return fmt.Sprintf("%d agents", n)
 	}
 }

@@ -120,3 +120,34 @@ func parseWith(t *testing.T, args []string, target *cli.Command, seen func(*cli.
 		t.Fatalf("%q: %v", args, err)
 	}
 }
+
+// FuzzArgs: the normaliser never panics, never adds, drops or changes a word, never moves a
+// word after --, and a second pass changes nothing.
+func FuzzArgs(f *testing.F) {
+	for _, s := range []string{"spawn x --wait -- sh -c x", "send x --wait hi", "logs demo -f", "--run-dir /r ps -q a", "workspaces prune --force", "deny a -m x b"} {
+		f.Add(s)
+	}
+	app := New("test")
+	f.Fuzz(func(t *testing.T, line string) {
+		args := append([]string{"agt"}, strings.Fields(line)...)
+		got := Args(app, args)
+		if !slices.Equal(sorted(got), sorted(args)) {
+			t.Fatalf("Args(%q) = %q: words changed", args, got)
+		}
+		if i := slices.Index(args, "--"); i >= 0 {
+			j := slices.Index(got, "--")
+			if !slices.Equal(args[i:], got[j:]) {
+				t.Fatalf("Args(%q) = %q: moved what follows --", args, got)
+			}
+		}
+		if again := Args(app, got); !slices.Equal(again, got) {
+			t.Fatalf("Args is not stable: %q, then %q", got, again)
+		}
+	})
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}

@@ -37,7 +37,7 @@ var topColumns = []topColumn{
 	{header: "NAME", min: 4, max: 24, cell: func(_ *topModel, r *topRow) string { return r.Name }},
 	{header: "KIND", min: 4, max: 10, drop: 3, cell: func(_ *topModel, r *topRow) string { return dash(r.Kind) }},
 	{header: "STATE", min: 5, max: 10, cell: func(_ *topModel, r *topRow) string { return r.State }},
-	{header: "WHAT", min: 10, cell: func(_ *topModel, r *topRow) string { return r.what() }},
+	{header: "WHAT", min: 16, cell: func(_ *topModel, r *topRow) string { return r.what() }},
 	{header: "FOR", min: 3, max: 5, drop: 2, cell: func(m *topModel, r *topRow) string { return since(r.Since, m.now) }},
 	{header: "COST", min: 4, max: 9, drop: 4, cell: func(_ *topModel, r *topRow) string { return costText(r.CostUSD) }},
 	{header: "WORKSPACE", min: 9, max: 40, drop: 6, cell: func(_ *topModel, r *topRow) string { return dash(tildePath(r.Workspace, homeDir)) }},

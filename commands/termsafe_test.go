@@ -42,3 +42,14 @@ func FuzzTermSafe(f *testing.F) {
 		}
 	})
 }
+
+func TestUSD(t *testing.T) {
+	for in, want := range map[float64]string{
+		0: "$0", 1.5: "$1.50", 0.123: "$0.12", 0.0421: "$0.0421", 0.05: "$0.05", 0.0015: "$0.0015",
+		0.00846: "$0.0085", 0.000012: "$0.000012", 0.001: "$0.001", 12.3456: "$12.35",
+	} {
+		if got := usd(in); got != want {
+			t.Errorf("usd(%v) = %s, want %s", in, got, want)
+		}
+	}
+}

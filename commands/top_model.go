@@ -1,11 +1,13 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -370,13 +372,17 @@ func (r *topRow) waitingID() string {
 // and takes it back when that ends: after a detach, or at once for an agent with no terminal.
 func (m *topModel) attach(name string) tea.Cmd {
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"agt", "--run-dir", m.root, "attach", name}}
+	// What attach says (detached, how the agent ended, why it could not) goes to the status
+	// line, not onto the shell's screen under top's.
+	said := &lastLine{}
+	cmd.Stderr = said
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
 		var ee *exec.ExitError
 		switch {
 		case err == nil:
-			return actionMsg{"back from " + name}
+			return actionMsg{"back from " + name + ": " + strings.TrimPrefix(said.String(), "agt: ")}
 		case errors.As(err, &ee):
-			return actionMsg{fmt.Sprintf("attach %s ended with exit code %d", name, ee.ExitCode())}
+			return actionMsg{fmt.Sprintf("attach %s: exit code %d: %s", name, ee.ExitCode(), strings.TrimPrefix(said.String(), "agt: "))}
 		}
 		return actionMsg{"attach " + name + ": " + err.Error()}
 	})
@@ -415,4 +421,27 @@ func waitingLineOf(f *localFleet, a *state.Agent) string {
 		return ""
 	}
 	return waitingLine(w) + "  (a approve · d deny)"
+}
+
+// lastLine keeps the last line written to it, bounded: what a command said last.
+type lastLine struct {
+	mu   sync.Mutex
+	line []byte
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range bytes.Split(p, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) > 0 {
+			l.line = append(l.line[:0], line[:min(len(line), 1024)]...)
+		}
+	}
+	return len(p), nil
+}
+
+func (l *lastLine) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(l.line)
 }

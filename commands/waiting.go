@@ -3,6 +3,7 @@ package commands
 import (
 	"math"
 	"strconv"
+	"strings"
 
 	"agt/spawn"
 	"agt/state"
@@ -28,15 +29,21 @@ func stateLine(a *state.Agent) string {
 	return termSafe(s)
 }
 
-// usd writes a cost with the digits that matter: two decimals from ten cents up, else two
-// significant digits ($0.0015, never $0.00 for a cost under a cent), at most to a millionth.
+// usd writes a cost with the digits that matter: cents from ten cents up ($1.50, $0.12);
+// below, up to four decimals, or two significant digits for less ($0.0421, $0.05, $0.0015,
+// $0.000012): never $0.00 for a cost under a cent.
 func usd(f float64) string {
 	if f == 0 {
 		return "$0"
 	}
-	digits := 2
-	if a := math.Abs(f); a < 0.1 {
-		digits = min(6, 1-int(math.Floor(math.Log10(a))))
+	a := math.Abs(f)
+	if a >= 0.1 {
+		return "$" + strconv.FormatFloat(f, 'f', 2, 64)
 	}
-	return "$" + strconv.FormatFloat(f, 'f', digits, 64)
+	digits := max(4, min(6, 1-int(math.Floor(math.Log10(a)))))
+	s := strings.TrimRight(strconv.FormatFloat(f, 'f', digits, 64), "0")
+	if i := strings.IndexByte(s, '.'); len(s)-i < 3 {
+		s += strings.Repeat("0", 3-(len(s)-i)) // at least cents: $0.05
+	}
+	return "$" + s
 }

@@ -209,13 +209,6 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 	return err
 }
 
-// conversation reports whether a is a conversation agent (ACP, --converse), which waits for
-// input once a turn ends instead of exiting.
-func conversation(a *state.Agent) bool {
-	spec, err := a.ReadSpec()
-	return err == nil && (config.StdinConverses(spec.Stdin) || spec.ConverseTurns)
-}
-
 // stopInterrupted stops a after the signal that cancelled c's context, with a's own grace; a
 // second signal makes it kill the tree at once.
 func stopInterrupted(c *cli.Context, a *state.Agent) error {
@@ -585,14 +578,4 @@ func exitWithAgent(c *cli.Context, agents []*state.Agent) error {
 		return cli.Exit("", code)
 	}
 	return nil
-}
-
-// notifySpec is what an agent's supervisor needs of [notify]; nil when it tells nobody. A
-// desktop notification needs notify-send, where it is installed.
-func notifySpec(n config.Notify) *state.NotifySpec {
-	desktop := n.Desktop && config.DesktopNotifier() != ""
-	if !desktop && n.Webhook == "" {
-		return nil
-	}
-	return &state.NotifySpec{Desktop: desktop, Webhook: n.Webhook, MinInterval: state.Duration(n.MinInterval)}
 }

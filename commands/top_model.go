@@ -406,7 +406,7 @@ func (m *topModel) loadTranscript() {
 	for i := len(lines) - 1; i >= 0; i-- {
 		t.event(&b, lines[i])
 	}
-	if w := waitingLineOf(m.fleet, a); w != "" {
+	if w := waitingLineOf(a); w != "" {
 		b.WriteString("→ " + w + "\n")
 	}
 	text := strings.TrimRight(b.String(), "\n")
@@ -415,7 +415,7 @@ func (m *topModel) loadTranscript() {
 
 // waitingLineOf is what the transcript ends with when a waits on a request: the keys that
 // answer it.
-func waitingLineOf(f *localFleet, a *state.Agent) string {
+func waitingLineOf(a *state.Agent) string {
 	w := spawn.WaitingFor(a, spawn.Observe(a))
 	if w == nil || w.ID == "" {
 		return ""

@@ -263,7 +263,8 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			s.finish(stream.Stopped, "stop", exit)
 			return nil
 		}
-		clean := exit.Code == 0 && exit.Signal == "" || s.wasInterrupted()
+		// A failure on a clean exit is an ACP run that the client ended (auth, config).
+		clean := exit.Code == 0 && exit.Signal == "" && failure.Class == "" || s.wasInterrupted()
 		if clean && s.spec.ConverseTurns {
 			// A conversation of turn processes: the turn is over, the next message starts
 			// the next one.

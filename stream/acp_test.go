@@ -39,6 +39,7 @@ func playACP(t testing.TB, data []byte) ([]Event, Failure) {
 	}
 	a.Connect("/work", "")
 	a.Prompt(prompt)
+	prompts := 0
 	var sent [][]byte
 	var events []Event
 	var buf, early []byte
@@ -57,10 +58,15 @@ func playACP(t testing.TB, data []byte) ([]Event, Failure) {
 		case bytes.HasPrefix(line, []byte(">>> ")):
 			want := gjson.ParseBytes(line[4:])
 			switch {
+			case want.Get("method").Str == "session/prompt":
+				if prompts++; prompts > 1 { // the first went before the session opened
+					a.Prompt(want.Get("params.prompt.0.text").Str)
+				}
 			case want.Get("method").Str == "session/cancel":
 				a.Cancel()
 			case want.Get("result.outcome.optionId").Exists():
-				if _, err := a.Answer(want.Get("id").Raw, true, false); err != nil {
+				allow := strings.HasPrefix(acpOptionKind(data, want.Get("result.outcome.optionId").Str), "allow")
+				if _, err := a.Answer(want.Get("id").Raw, allow, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -87,9 +93,35 @@ func playACP(t testing.TB, data []byte) ([]Event, Failure) {
 	if late := serialize(events); !bytes.Equal(early, late) {
 		t.Errorf("events changed when the line buffer was reused:\nbefore:\n%s\nafter:\n%s", early, late)
 	}
+	ended := a.errClass
 	events, f := a.End(events, exit)
-	checkFailure(t, f, exit)
+	checkACPFailure(t, f, exit, ended)
 	return events, f
+}
+
+// acpOptionKind returns the kind of the option optionID in the transcript's permission requests.
+func acpOptionKind(data []byte, optionID string) string {
+	for line := range bytes.Lines(data) {
+		if l, ok := bytes.CutPrefix(line, []byte("<<< ")); ok {
+			if k := gjson.GetBytes(l, `params.options.#(optionId=="`+optionID+`").kind`); k.Exists() {
+				return k.Str
+			}
+		}
+	}
+	return ""
+}
+
+// checkACPFailure checks End's failure as checkFailure does, except that a run the client
+// ended itself (ended, the class it failed with) fails with that class however it exited.
+func checkACPFailure(t testing.TB, f Failure, exit Exit, ended string) {
+	t.Helper()
+	if ended != "" && exit.Clean() {
+		if f.Class != ended || f.Message == "" {
+			t.Errorf("a run the client ended (%s) gave failure %+v", ended, f)
+		}
+		return
+	}
+	checkFailure(t, f, exit)
 }
 
 // TestACPGolden plays every ACP transcript and compares the events with
@@ -330,8 +362,9 @@ func FuzzACP(f *testing.F) {
 			}
 		}
 		exit := Exit{Code: code % 256}
+		ended := a.errClass
 		events, f := a.End(events, exit)
-		checkFailure(t, f, exit)
+		checkACPFailure(t, f, exit, ended)
 		checkEvents(t, events)
 	})
 }

@@ -100,7 +100,8 @@ var failurePatterns = []struct {
 	{[]string{"usage limit"}, ClassRate, false},
 	{[]string{"billing_error"}, ClassRate, false}, // claude: out of credit
 	{[]string{"credit balance"}, ClassRate, false},
-	{[]string{"model not found"}, ClassConfig, true}, // opencode's ProviderModelNotFoundError
+	{[]string{"model not found"}, ClassConfig, true},                         // opencode's ProviderModelNotFoundError
+	{[]string{"models/", "is not found for api version"}, ClassConfig, true}, // gemini --acp passes 500 on
 	{[]string{"modelnotfound"}, ClassConfig, true},
 	{[]string{"model_not_found"}, ClassConfig, false},
 	{[]string{"modelnotfound"}, ClassConfig, false},

@@ -78,6 +78,10 @@ type Kind struct {
 	PermissionScreen string `json:"permission_screen,omitempty"`
 }
 
+// OpencodeAsks is opencode's permission configuration (OPENCODE_PERMISSION) under which it asks
+// before every edit, command and fetch.
+const OpencodeAsks = `{"edit":"ask","bash":"ask","webfetch":"ask"}`
+
 // Exec is the kind of any command given after --.
 const Exec = "exec"
 
@@ -145,6 +149,9 @@ func Builtins() map[string]*Kind {
 		"opencode-acp": {
 			Name: "opencode-acp", DisplayName: "opencode (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
 			Start: []string{"opencode", "acp", "$AGT_ARGS"}, Install: "npm i -g opencode-ai",
+			// opencode runs its tools without asking unless told to ask, and its ACP session has
+			// no mode to set: agt answers its permissions, so it asks for each.
+			Env: map[string]string{"OPENCODE_PERMISSION": OpencodeAsks},
 		},
 		"claude-acp": {
 			// The adapter runs Claude Code through the Agent SDK (its own copy of the binary).

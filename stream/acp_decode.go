@@ -313,9 +313,10 @@ func (a *ACP) refused(dst []Event, method string, id int64, errv gjson.Result) [
 		dst = append(dst, ev)
 		a.promptID = 0
 		a.costAtTurn = a.cost
-		if ev.Class == ClassAuth || ev.Class == ClassConfig {
-			// No later prompt can go better: the run ends, failed, with the agent's words
-			// (claude-agent-acp says what is wrong in the turn's text, "Invalid API key").
+		if ev.Class == ClassAuth || ev.Class == ClassConfig && missingModel(ev.Message) {
+			// No later prompt can go better (a bad key, a model that does not exist): the run
+			// ends, failed, with the agent's words (claude-agent-acp says what is wrong in the
+			// turn's text, "Invalid API key"). Other errors leave the conversation open.
 			msg := ev.Message
 			if said := oneLine(a.last); said != "" {
 				msg = said + " (" + msg + ")"

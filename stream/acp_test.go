@@ -323,22 +323,38 @@ func TestACPCostPerTurn(t *testing.T) {
 	}
 }
 
+// addTranscript seeds a fuzz target with what the agent wrote in a transcript ("<<< " lines):
+// all of it, and each line alone.
+func addTranscript(f *testing.F, data []byte) {
+	var agent [][]byte
+	for line := range bytes.Lines(data) {
+		if l, ok := bytes.CutPrefix(line, []byte("<<< ")); ok {
+			agent = append(agent, bytes.TrimSuffix(l, []byte("\n")))
+		}
+	}
+	f.Add(bytes.Join(agent, []byte("\n")), 0)
+	for i, l := range agent {
+		f.Add(l, i)
+	}
+}
+
+// checkWritten fails unless every line a client wrote is one JSON object and a newline.
+func checkWritten(t *testing.T, lines [][]byte) {
+	t.Helper()
+	for _, l := range lines {
+		if !gjson.ValidBytes(l) || bytes.IndexByte(l, '\n') != len(l)-1 {
+			t.Fatalf("wrote a line that is not one JSON object: %q", l)
+		}
+	}
+}
+
 func FuzzACP(f *testing.F) {
 	for _, file := range acpFixtures(f) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}
-		var agent [][]byte
-		for line := range bytes.Lines(data) {
-			if l, ok := bytes.CutPrefix(line, []byte("<<< ")); ok {
-				agent = append(agent, bytes.TrimSuffix(l, []byte("\n")))
-			}
-		}
-		f.Add(bytes.Join(agent, []byte("\n")), 0)
-		for i, l := range agent {
-			f.Add(l, i)
-		}
+		addTranscript(f, data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, code int) {
 		a := NewACP("agt", "test")
@@ -355,11 +371,7 @@ func FuzzACP(f *testing.F) {
 			case 3:
 				a.Cancel()
 			}
-			for _, l := range a.Lines() {
-				if !gjson.ValidBytes(l) || bytes.IndexByte(l, '\n') != len(l)-1 {
-					t.Fatalf("wrote a line that is not one JSON object: %q", l)
-				}
-			}
+			checkWritten(t, a.Lines())
 		}
 		exit := Exit{Code: code % 256}
 		ended := a.errClass

@@ -200,16 +200,7 @@ func FuzzCodexServer(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		var server [][]byte
-		for line := range bytes.Lines(data) {
-			if l, ok := bytes.CutPrefix(line, []byte("<<< ")); ok {
-				server = append(server, bytes.TrimSuffix(l, []byte("\n")))
-			}
-		}
-		f.Add(bytes.Join(server, []byte("\n")), 0)
-		for i, l := range server {
-			f.Add(l, i)
-		}
+		addTranscript(f, data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, code int) {
 		c := NewCodexServer("agt", "test")
@@ -228,11 +219,7 @@ func FuzzCodexServer(f *testing.F) {
 			case 3:
 				c.Cancel()
 			}
-			for _, l := range c.Lines() {
-				if !gjson.ValidBytes(l) || bytes.IndexByte(l, '\n') != len(l)-1 {
-					t.Fatalf("wrote a line that is not one JSON object: %q", l)
-				}
-			}
+			checkWritten(t, c.Lines())
 		}
 		exit := Exit{Code: code % 256}
 		events, f := c.End(events, exit)

@@ -72,6 +72,7 @@ func TestMain(m *testing.M) {
 		"fakeagent": fakeAgent,
 		"fakeacp":   fakeACP,
 		"jj":        fakeJJ,
+		"stdiotap":  stdioTap,
 		"webhook":   webhookSink,
 	})
 }

@@ -21,7 +21,7 @@ func TestForwardFlags(t *testing.T) {
 	t.Setenv("AGT_HOST", "")
 	for path := range hostVerbs {
 		app := New("test")
-		cmd := findCommand(app.Commands, strings.Fields(path))
+		cmd := commandAt(app.Commands, strings.Fields(path))
 		if cmd == nil {
 			t.Errorf("hostVerbs names %q, which is no command", path)
 			continue
@@ -49,7 +49,7 @@ func TestForwardFlags(t *testing.T) {
 		}
 		first := values(t, path, cmd, args, true)
 		app2 := New("test")
-		cmd2 := findCommand(app2.Commands, strings.Fields(path))
+		cmd2 := commandAt(app2.Commands, strings.Fields(path))
 		second := values(t, path, cmd2, first.forwarded, false)
 		if !reflect.DeepEqual(first.values, second.values) {
 			t.Errorf("%s: given %q\nforwarded %q\nparsed   %v\nreparsed %v", path, args, first.forwarded, first.values, second.values)
@@ -104,16 +104,16 @@ func rootOf(cmd *cli.Command, path string) *cli.Command {
 	return &cli.Command{Name: words[0], Subcommands: []*cli.Command{cmd}}
 }
 
-func findCommand(cmds []*cli.Command, path []string) *cli.Command {
-	for _, c := range cmds {
-		if c.Name == path[0] {
-			if len(path) == 1 {
-				return c
-			}
-			return findCommand(c.Subcommands, path[1:])
+// commandAt is the command at path (workspaces prune) among cmds.
+func commandAt(cmds []*cli.Command, path []string) *cli.Command {
+	var c *cli.Command
+	for _, name := range path {
+		if c = findCommand(cmds, name); c == nil {
+			return nil
 		}
+		cmds = c.Subcommands
 	}
-	return nil
+	return c
 }
 
 func TestTagHost(t *testing.T) {

@@ -237,18 +237,18 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 	}
 }
 
-// hostColumn puts a HOST column before a table's others, and escapes every cell: what a host
-// sends is judged as an agent's words are, whoever wrote it.
+// hostColumn puts a HOST column before a table's others. The cells are the caller's to
+// escape: what a host sends is judged as an agent's words are, whoever wrote it.
 func hostColumn(header []string, rows [][]string, hostsOf []string) ([]string, [][]string) {
 	header = append([]string{"HOST"}, header...)
 	for i := range rows {
-		rows[i] = append([]string{hostsOf[i]}, rows[i]...)
-		for j := range rows[i] {
-			rows[i][j] = escapeText(oneLine(rows[i][j], 200))
-		}
+		rows[i] = append([]string{escapeText(oneLine(hostsOf[i], 100))}, rows[i]...)
 	}
 	return header, rows
 }
+
+// cell is a table cell of a host's words: on one line, escaped.
+func cell(s string) string { return escapeText(oneLine(s, 200)) }
 
 // joinArgs lists the arguments of a command for a host: its path (workspaces prune), the
 // flags, the rest.

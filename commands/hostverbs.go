@@ -187,10 +187,13 @@ func psHostTable(out *output, lines [][]byte) error {
 		if json.Unmarshal(l, &r) != nil {
 			continue
 		}
+		for _, f := range []*string{&r.Name, &r.Kind, &r.State, &r.Reason, &r.Error, &r.Doing, &r.Dir, &r.SessionID, &r.Model, &r.Group} {
+			*f = cell(*f)
+		}
 		rows = append(rows, r)
 		hostsOf = append(hostsOf, hostOf(l))
 	}
-	header, table := psTable(rows)
+	header, table := psTable(rows, out.color)
 	header, table = hostColumn(header, table, hostsOf)
 	return out.table(header, table)
 }
@@ -208,7 +211,7 @@ func permissionsHostTable(out *output, lines [][]byte) error {
 		if json.Unmarshal(l, &r) != nil {
 			continue
 		}
-		table = append(table, []string{r.Agent, r.ID, r.Tool, oneLine(string(r.Input), 60), since(r.TS, now)})
+		table = append(table, []string{cell(r.Agent), cell(r.ID), cell(r.Tool), cell(oneLine(string(r.Input), 60)), since(r.TS, now)})
 		hostsOf = append(hostsOf, hostOf(l))
 	}
 	header, table := hostColumn([]string{"AGENT", "ID", "TOOL", "INPUT", "FOR"}, table, hostsOf)
@@ -289,7 +292,7 @@ func columnsTable(cols []column) func(out *output, lines [][]byte) error {
 		for i, l := range lines {
 			r := gjson.ParseBytes(l)
 			for _, col := range cols {
-				table[i] = append(table[i], col.cell(r))
+				table[i] = append(table[i], cell(col.cell(r)))
 			}
 			hostsOf[i] = hostOf(l)
 		}

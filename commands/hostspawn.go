@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/hosts"
+	"agt/stream"
 )
 
 // spawnOnHosts is spawn on a host. The agent always starts detached there, so that nothing
@@ -179,11 +180,29 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 			stopFollowing() // it may never end now: stop waiting for it
 		}
 	}()
+	// A conversation waits for its next message once a turn ends: its first turn is what
+	// spawn --wait waits for (or its stop to ask you), its result the exit code, as here.
+	var turn *firstTurn
+	if conversationOnPlace(c, place, name) {
+		turn = &firstTurn{}
+		fl.until = turn.ends
+	}
 	err := fl.follow(follow, place, []string{name})
+	if turn != nil && c.Bool("rm") && c.Context.Err() == nil && err == nil {
+		stopErr = stopOnPlace(c, place, name) // it waits for input: --rm ends it
+	}
 	stopFollowing()
 	<-stopped
-	if err == nil && c.Context.Err() == nil {
-		err = exitOnPlace(c, place, name)
+	switch {
+	case err != nil || c.Context.Err() != nil:
+	case turn != nil && turn.asks != "":
+		q := qualified(place.Name(), name)
+		err = cli.Exit(fmt.Sprintf("%s waits for you (%s)\nhint: 'agt permissions %s' shows what it asks; 'agt approve %s' or 'agt deny %s' answers",
+			q, turn.asks, q, q, q), exitNeedsYou)
+	case turn != nil && turn.done && !turn.ok:
+		err = errTurnFailed
+	case turn == nil || !turn.done:
+		err = exitOnPlace(c, place, name) // it ended (before its turn did, for a conversation)
 	}
 	if stopErr != nil {
 		PrintError(c.App.ErrWriter, escapeText(fmt.Sprintf("stop %s: %v\nhint: it may still run there: 'agt stop %s' once the host answers",
@@ -200,6 +219,33 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 		return cli.Exit("", 1)
 	}
 	return err
+}
+
+// firstTurn watches a conversation's events for the end of its first turn: its result, or its
+// stop to ask a person (a permission, a plan), as send --wait does.
+type firstTurn struct {
+	done, ok bool
+	asks     string
+}
+
+func (t *firstTurn) ends(line []byte) bool {
+	switch gjson.GetBytes(line, "type").Str {
+	case "state":
+		why := gjson.GetBytes(line, "reason").Str
+		if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) {
+			t.asks, t.done = why, true
+		}
+	case "result":
+		t.ok, t.done = gjson.GetBytes(line, "ok").Bool(), true
+	}
+	return t.done
+}
+
+// conversationOnPlace asks the host whether its agent takes turns.
+func conversationOnPlace(c *cli.Context, place hosts.Place, name string) bool {
+	var out bytes.Buffer
+	err := place.Run(context.WithoutCancel(c.Context), &hosts.Call{Args: []string{"inspect", "--json", name}, Stdout: &out, Stderr: new(bytes.Buffer)})
+	return err == nil && gjson.GetBytes(out.Bytes(), "conversation").Bool()
 }
 
 // stopOnPlace stops the agent on its host after the signal that cancelled c, with the agent's

@@ -92,6 +92,8 @@ type hostFollower struct {
 	out   *output
 	errw  io.Writer
 	flags []string // tail's own flags, for the host's tail -f
+	// until, when set, ends the follow after the event for which it reports true.
+	until func(line []byte) bool
 
 	mu   sync.Mutex
 	last map[string]map[string]int64 // host → agent → seq printed
@@ -145,22 +147,34 @@ func (f *hostFollower) follow(ctx context.Context, place hosts.Place, names []st
 	host := place.Name()
 	delay := reconnectMin
 	for {
-		got := false
+		got, enough := false, false
+		run, stop := context.WithCancel(ctx)
 		lw := &lineWriter{fn: func(line []byte) error {
-			if tagged := tagHost(line, host); tagged != nil {
-				got = true
-				return f.print(tagged)
+			tagged := tagHost(line, host)
+			if tagged == nil || enough {
+				return nil
+			}
+			got = true
+			if err := f.print(tagged); err != nil {
+				return err
+			}
+			if f.until != nil && f.until(tagged) {
+				enough = true
+				stop()
 			}
 			return nil
 		}}
 		args := append([]string{"tail", "--follow"}, f.flags...)
 		args = append(append(append(args, "--json"), f.after(host)...), names...)
-		err := place.Run(ctx, &hosts.Call{Args: args, Stream: true, Stdout: lw,
+		err := place.Run(run, &hosts.Call{Args: args, Stream: true, Stdout: lw,
 			Stderr: &hostDiagnostics{w: f.errw, host: host}})
+		stop()
 		if cerr := lw.Close(); err == nil {
 			err = cerr
 		}
 		switch {
+		case enough && ctx.Err() == nil:
+			return nil // what the caller waited for came
 		case err == nil:
 			return nil // the agents ended
 		case ctx.Err() != nil:

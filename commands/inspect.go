@@ -87,6 +87,9 @@ type inspectResult struct {
 	CostUSD       *float64        `json:"cost_usd"`
 	Usage         state.Usage     `json:"usage"`
 	Files         inspectFiles    `json:"files"`
+	// Conversation: it takes turns (--converse, ACP kinds): spawn --wait over a host waits
+	// for its first turn, not its end.
+	Conversation bool `json:"conversation,omitempty"`
 }
 
 // inspectFiles are the paths of an agent's record and logs.
@@ -107,7 +110,7 @@ func inspect(a *state.Agent) *inspectResult {
 		Since: st.Since, Started: st.Started, PID: st.PID, SupervisorPID: st.SupervisorPID,
 		Restarts: st.Restarts, ExitCode: st.ExitCode, Signal: st.Signal, History: st.History,
 		SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, Usage: st.Usage, Cwd: st.Dir,
-		Workspace: st.Workspace, Env: []string{},
+		Workspace: st.Workspace, Env: []string{}, Conversation: conversation(a),
 		Files: inspectFiles{
 			Dir: a.Dir, Spec: a.Path(state.SpecFile), Status: a.Path(state.StatusFile),
 			Events: a.Path(state.EventsFile), Stdout: a.Path(state.StdoutLog),

@@ -322,13 +322,20 @@ func Pause(ctx context.Context, d time.Duration) error {
 
 // ControlDir makes (0700) and returns the private directory of the master sockets of the run
 // directory root: root/ssh. A socket path holds at most 107 bytes, and ssh binds a temporary
-// name 17 bytes longer first: when root is too deep for one, the directory is agt-UID-HASH in
-// the system's temporary directory (HASH of root), checked to be the user's alone.
+// name 17 bytes longer first: when root is too deep for one, the directory is agt-UID-HASH
+// (HASH of root) in $XDG_RUNTIME_DIR, else the system's temporary directory, else /tmp, the
+// first that is short enough; it is checked to be the user's alone.
 func ControlDir(root string) (string, error) {
+	sum := sha256.Sum256([]byte(root))
+	own := fmt.Sprintf("agt-%d-%s", os.Getuid(), hex.EncodeToString(sum[:4]))
 	dir := filepath.Join(root, "ssh")
-	if len(dir)+len("/0123456789ab.sock.0123456789abcdef") > 107 {
-		sum := sha256.Sum256([]byte(root))
-		dir = filepath.Join(os.TempDir(), fmt.Sprintf("agt-%d-%s", os.Getuid(), hex.EncodeToString(sum[:4])))
+	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir(), "/tmp"} {
+		if len(dir)+len("/0123456789ab.sock.0123456789abcdef") <= 107 {
+			break
+		}
+		if filepath.IsAbs(d) {
+			dir = filepath.Join(d, own)
+		}
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("make the ssh control directory: %w", err)

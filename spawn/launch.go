@@ -117,6 +117,9 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		}
 		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
 	}
+	if path, argv, env, err = s.sandboxed(path, argv, env, vals); err != nil {
+		return nil, nil, nil, err
+	}
 	var child []*os.File // the child's ends, closed once it started
 	var stdinW *os.File
 	if s.spec.TTY {

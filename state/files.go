@@ -85,6 +85,18 @@ type Spec struct {
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Sandbox confines the agent's process tree (spawn --sandbox); nil when it is not.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox is how an agent's process tree is confined: the tool, whether it has a network, and
+// the paths besides its workspace that it reads and writes (RW) or only reads (RO), absolute,
+// as spawn resolved them from the kind and agt.toml.
+type Sandbox struct {
+	Tool string   `json:"tool"`          // bwrap
+	Net  string   `json:"net,omitempty"` // "none": no network; else the host's
+	RW   []string `json:"rw,omitempty"`
+	RO   []string `json:"ro,omitempty"`
 }
 
 // Usage totals tokens over the agent's life.

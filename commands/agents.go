@@ -2,6 +2,7 @@ package commands
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -14,8 +15,11 @@ func agentsCommand() *cli.Command {
 		Name:  "agents",
 		Usage: "list the agent kinds agt can spawn",
 		UsageText: "agt agents [--json | --format TEMPLATE]\n\n" +
-			"Lists every kind, built-in or from agt.toml, with its argv, its output format and\n" +
-			"whether its program is on PATH.\n\n" +
+			"Lists every kind, built-in or from agt.toml, with its argv, its output format,\n" +
+			"whether its program is on PATH, and the arguments it runs with inside a sandbox\n" +
+			"(spawn --sandbox, unless --plan): the built-in kinds skip their permission prompts\n" +
+			"there, the sandbox being the boundary (sandbox_args = [] in agt.toml turns that off;\n" +
+			"Gemini's auto_args skip them everywhere).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt agents\n" +
 			"   agt agents | jq -r 'select(.installed) | .name'",
@@ -54,7 +58,7 @@ func agentsCommand() *cli.Command {
 					if k.Name == config.Exec {
 						argv = "COMMAND after --"
 					}
-					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Prompt), source, argv})
+					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Prompt), source, dash(strings.Join(slices.Concat(k.AutoArgs, k.SandboxArgs), " ")), argv})
 				default:
 					if err := out.item(r, nil); err != nil {
 						return err
@@ -62,7 +66,7 @@ func agentsCommand() *cli.Command {
 				}
 			}
 			if out.mode == modeTable {
-				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "PROMPT", "FROM", "ARGV"}, rows)
+				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "PROMPT", "FROM", "IN A SANDBOX", "ARGV"}, rows)
 			}
 			return nil
 		},

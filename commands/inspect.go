@@ -74,6 +74,7 @@ type inspectResult struct {
 	Cwd           string          `json:"cwd"`
 	Env           []string        `json:"env"` // the names of the variables --env gave it (values stay in the record)
 	Workspace     json.RawMessage `json:"workspace,omitempty"`
+	Sandbox       *state.Sandbox  `json:"sandbox,omitempty"`
 	Restart       string          `json:"restart"`
 	MaxRestarts   int             `json:"max_restarts"`
 	Restarts      int             `json:"restarts"`
@@ -129,6 +130,7 @@ func inspect(a *state.Agent) *inspectResult {
 		if len(r.Workspace) == 0 {
 			r.Workspace = spec.Workspace
 		}
+		r.Sandbox = spec.Sandbox
 		for _, kv := range spec.Env {
 			k, _, _ := strings.Cut(kv, "=")
 			r.Env = append(r.Env, k)
@@ -178,6 +180,9 @@ func (r *inspectResult) print(out *output) error {
 	}
 	if len(r.Env) > 0 {
 		row("env", "%s", strings.Join(r.Env, ", "))
+	}
+	if r.Sandbox != nil {
+		row("sandbox", "%s", sandboxLine(r.Sandbox, home))
 	}
 	restarts := fmt.Sprintf("%d (policy %s, at most %d in a row; stop grace %s)", r.Restarts, dash(r.Restart), r.MaxRestarts, dash(r.StopTimeout))
 	row("restarts", "%s", restarts)

@@ -38,8 +38,9 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --wait check -- go vet ./...      # exits with the command's code\n" +
 			"   agt spawn --wait --rm ci-tests -- make test   # a CI step: the name is free again after\n" +
 			"   agt spawn --tty --agent claude helper        # its own TUI, attached; Ctrl-\\ detaches\n" +
-			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach",
-		Flags: []cli.Flag{
+			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach\n" +
+			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only",
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from `FILE` (- for stdin)"},
@@ -66,7 +67,7 @@ func spawnCommand() *cli.Command {
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
-		},
+		}, sandboxFlags()...),
 		Action: runSpawn,
 	}
 }
@@ -370,7 +371,10 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 		opts.Rows, opts.Cols = ttySize()
 		opts.InputScreen, opts.PermissionScreen = kind.InputScreen, kind.PermissionScreen
 	}
-	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse && !turns, Args: c.StringSlice("arg")}
+	if opts.Sandbox, err = sandboxSpec(c, cfg, kind, opts.Env); err != nil {
+		return spawn.Options{}, nil, err
+	}
+	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse && !turns, Sandbox: opts.Sandbox != nil, Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {
 		if opts.Model != "" || extras.Plan {
 			return spawn.Options{}, nil, usagef(c, "--model and --plan need an agent kind (--agent); a plain command takes its own flags")

@@ -111,7 +111,7 @@ const nobody = 65534
 // whether an ordinary user can (unprivileged user namespaces). Each tries an empty sandbox.
 func sandboxChecks() []doctorCheck {
 	ctx := context.Background()
-	who := "this user"
+	who := fmt.Sprintf("uid %d", os.Getuid())
 	if u, err := user.Current(); err == nil {
 		who = u.Username
 	}

@@ -111,9 +111,10 @@ func Builtins() map[string]*Kind {
 			TTYStart:     []string{"claude", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			TTYResume:    []string{"claude", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			// Its permission box asks "Do you want to proceed?" (or to make an edit, create a
-			// file) above numbered choices; its input box has "? for shortcuts" below it.
+			// file) above numbered choices; its input box has "? for shortcuts" below it, or, in
+			// bypass permissions mode (a sandbox), "bypass permissions on".
 			PermissionScreen: `Do you want to (proceed|make this edit|create|allow)`,
-			InputScreen:      `\? for shortcuts`,
+			InputScreen:      `\? for shortcuts|bypass permissions on`,
 			// Inside a sandbox: its files, and no permission prompts.
 			SandboxRW: claudeFiles, SandboxArgs: []string{"--dangerously-skip-permissions"},
 		},

@@ -85,20 +85,14 @@ func sandboxSpec(c *cli.Context, cfg *config.Config, kind *config.Kind, env []st
 	if s.Tool == "" {
 		return nil, nil
 	}
-	all := append(os.Environ(), env...)
-	getenv := func(name string) string {
-		for i := len(all) - 1; i >= 0; i-- { // the last one wins, as in the agent
-			if k, v, _ := strings.Cut(all[i], "="); k == name {
-				return v
-			}
-		}
-		return ""
-	}
-	sb, err := sandbox.Resolve(s.Tool, s.Net, s.RW, s.RO, getenv)
+	sb, err := sandbox.Resolve(s.Tool, s.Net, s.RW, s.RO, sandbox.Lookup(append(os.Environ(), env...)))
 	if err != nil {
 		return nil, fmt.Errorf("sandbox of %s: %w", kind.Name, err)
 	}
 	if err := sandbox.Probe(c.Context, sb.Net, nil); err != nil {
+		if os.Getenv(sandbox.Marker) != "" {
+			return nil, withHint(err, "bubblewrap cannot make a sandbox inside its own: spawn it with --sandbox=none, and it runs in this one")
+		}
 		return nil, err
 	}
 	return sb, nil

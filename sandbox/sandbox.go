@@ -71,14 +71,37 @@ func Command(s *state.Sandbox, l Launch) (program string, argv, env []string, er
 	if err := checkWorkspace(l.Workspace, home); err != nil {
 		return "", nil, nil, err
 	}
-	args, err := bwrapArgs(s, l, home)
+	args, visible, err := bwrapArgs(s, l, home)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	argv = append([]string{"env", "--ignore-signal=" + signals, bwrap}, args...)
-	argv = append(argv, "--", envProg, "--default-signal="+signals, l.Program)
+	argv = append(argv, "--", envProg, "--default-signal="+signals, program0(l, visible))
 	argv = append(argv, l.Argv[1:]...)
 	return envProg, argv, sandboxEnv(l.Env), nil
+}
+
+// program0 is what env inside runs: the program's name as the agent's argv[0] has it, so that
+// the program sees its argv[0] as it would without a sandbox, when the agent's PATH finds it
+// there as it found it outside; else its path.
+func program0(l Launch, visible func(string) bool) string {
+	name := l.Argv[0]
+	if strings.Contains(name, "/") || !visible(filepath.Dir(l.Program)) {
+		return l.Program
+	}
+	for _, d := range filepath.SplitList(getenv(l.Env, "PATH")) {
+		if !filepath.IsAbs(d) {
+			continue // env would try it in the working directory
+		}
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			if p == l.Program {
+				return name
+			}
+			return l.Program // another program of that name comes first
+		}
+	}
+	return l.Program
 }
 
 // FindBwrap returns the path of bwrap, or an error that says how to install it.
@@ -94,7 +117,10 @@ func FindBwrap() (string, error) {
 // is: the host read-only, the hidden directories emptied, the programs back, the declared
 // paths and the workspace (a path inside another after it, so the nearer rule wins), the run
 // directory emptied last, whatever else holds it, then the files of it the agent may read.
-func bwrapArgs(s *state.Sandbox, l Launch, home string) ([]string, error) {
+//
+// It also returns whether a directory of the host is seen inside as it is outside: one not
+// hidden, or a program directory brought back.
+func bwrapArgs(s *state.Sandbox, l Launch, home string) ([]string, func(string) bool, error) {
 	a := []string{"--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent"}
 	if s.Net != NetNone {
 		a = append(a, "--share-net")
@@ -119,9 +145,11 @@ func bwrapArgs(s *state.Sandbox, l Launch, home string) ([]string, error) {
 		a = append(a, "--ro-bind", d, d) // DNS, where /etc/resolv.conf leads into /run
 	}
 	keepOut := []string{home, l.RunDir}
-	for _, d := range programDirs(getenv(l.Env, "PATH"), l.Program, hidden, keepOut) {
+	programs := programDirs(getenv(l.Env, "PATH"), l.Program, hidden, keepOut)
+	for _, d := range programs {
 		a = append(a, "--ro-bind-try", d, d)
 	}
+	visible := func(d string) bool { return !within(d, hidden) || within(d, programs) }
 
 	type bind struct {
 		path  string
@@ -170,7 +198,7 @@ func bwrapArgs(s *state.Sandbox, l Launch, home string) ([]string, error) {
 	for _, f := range l.Expose {
 		a = append(a, "--ro-bind", f, f)
 	}
-	return append(a, "--chdir", l.Dir), nil
+	return append(a, "--chdir", l.Dir), visible, nil
 }
 
 // checkWorkspace refuses a writable directory that would hand the agent the user's home or a
@@ -243,21 +271,32 @@ var resolvConfDir = func() string {
 // sandboxEnv is env as the agent gets it inside: it is told it is in a sandbox (Claude Code
 // lets root skip permissions only then), TMPDIR is its private /tmp, and the addresses of the
 // host's sockets it cannot reach (or must not: an X server is reachable through the shared
-// network's abstract sockets) are gone.
+// network's abstract sockets) are gone, as are the variables of --sandbox (bubblewrap cannot
+// make a sandbox inside its own).
 func sandboxEnv(env []string) []string {
 	out := make([]string, 0, len(env)+2)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
 		case "SSH_AUTH_SOCK", "GPG_AGENT_INFO", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY", "XAUTHORITY",
-			"AGT_SANDBOX", "IS_SANDBOX":
+			// --sandbox's own variables: an agent's spawns run in its sandbox, none of their own.
+			"AGT_SANDBOX", "AGT_SANDBOX_NET",
+			Marker, "IS_SANDBOX":
 			continue
 		case "TMPDIR":
 			kv = "TMPDIR=/tmp"
 		}
 		out = append(out, kv)
 	}
-	return append(out, "AGT_SANDBOX="+Bwrap, "IS_SANDBOX=1")
+	return append(out, Marker+"="+Bwrap, "IS_SANDBOX=1")
+}
+
+// Marker is the variable that tells an agent (and agt run by it) that it is in a sandbox.
+const Marker = "AGT_SANDBOXED"
+
+// Lookup looks names up in env, as getenv does: what Resolve takes.
+func Lookup(env []string) func(string) string {
+	return func(name string) string { return getenv(env, name) }
 }
 
 // getenv looks name up in env; the last one wins, as in the program.

@@ -127,8 +127,8 @@ func TestCheckWorkspace(t *testing.T) {
 
 func TestSandboxEnv(t *testing.T) {
 	got := sandboxEnv([]string{"PATH=/bin", "SSH_AUTH_SOCK=/tmp/ssh-x/agent.1", "TMPDIR=/home/u/tmp", "DISPLAY=:0",
-		"DBUS_SESSION_BUS_ADDRESS=unix:abstract=/tmp/dbus", "IS_SANDBOX=0", "ANTHROPIC_API_KEY=k"})
-	want := []string{"PATH=/bin", "TMPDIR=/tmp", "ANTHROPIC_API_KEY=k", "AGT_SANDBOX=bwrap", "IS_SANDBOX=1"}
+		"DBUS_SESSION_BUS_ADDRESS=unix:abstract=/tmp/dbus", "IS_SANDBOX=0", "AGT_SANDBOX=bwrap", "AGT_SANDBOX_NET=none", "ANTHROPIC_API_KEY=k"})
+	want := []string{"PATH=/bin", "TMPDIR=/tmp", "ANTHROPIC_API_KEY=k", "AGT_SANDBOXED=bwrap", "IS_SANDBOX=1"}
 	if !slices.Equal(got, want) {
 		t.Errorf("sandboxEnv = %q, want %q", got, want)
 	}
@@ -233,7 +233,7 @@ func TestBwrapArgs(t *testing.T) {
 		RO: []string{filepath.Join(home, ".claude/settings.json"), filepath.Join(home, ".gitconfig")}}
 	l := Launch{Program: "/usr/bin/true", Argv: []string{"true"}, Env: []string{"HOME=" + home, "PATH=/usr/bin"},
 		Dir: filepath.Join(ws, "sub"), Workspace: ws, RunDir: run, Expose: []string{prompt}}
-	a, err := bwrapArgs(s, l, home)
+	a, _, err := bwrapArgs(s, l, home)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestBwrapArgs(t *testing.T) {
 		t.Error("the workspace is bound after the run directory in it is emptied")
 	}
 	s.Net = ""
-	if a, _ := bwrapArgs(s, l, home); !slices.Contains(a, "--share-net") {
+	if a, _, _ := bwrapArgs(s, l, home); !slices.Contains(a, "--share-net") {
 		t.Error("no --share-net with the network on")
 	}
 }
@@ -299,5 +299,30 @@ func TestProbeError(t *testing.T) {
 	}
 	if s := UserNSSettings(); !strings.Contains(s, " = ") && !strings.Contains(s, "no user namespace settings") {
 		t.Errorf("UserNSSettings = %q", s)
+	}
+}
+
+func TestProgram0(t *testing.T) {
+	dir, shadow, empty := t.TempDir(), t.TempDir(), t.TempDir()
+	tool := filepath.Join(dir, "tool")
+	for _, p := range []string{tool, filepath.Join(shadow, "tool")} {
+		os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755)
+	}
+	all := func(string) bool { return true }
+	for _, tc := range []struct {
+		desc, argv0, path string
+		visible           func(string) bool
+		want              string
+	}{
+		{"found on the agent's PATH: its name, as argv[0] was", "tool", empty + ":" + dir, all, "tool"},
+		{"another program of that name first", "tool", shadow + ":" + dir, all, tool},
+		{"not on the agent's PATH", "tool", empty, all, tool},
+		{"a path", "./tool", dir, all, tool},
+		{"its directory unseen inside", "tool", dir, func(string) bool { return false }, tool},
+	} {
+		l := Launch{Program: tool, Argv: []string{tc.argv0}, Env: []string{"PATH=" + tc.path}}
+		if got := program0(l, tc.visible); got != tc.want {
+			t.Errorf("%s: program0 = %q, want %q", tc.desc, got, tc.want)
+		}
 	}
 }

@@ -87,6 +87,8 @@ type Spec struct {
 	Workspace json.RawMessage `json:"workspace,omitempty"`
 	// Sandbox confines the agent's process tree (spawn --sandbox); nil when it is not.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// Group names the agents started together by spawn --count (NAME for NAME-1…NAME-N).
+	Group string `json:"group,omitempty"`
 }
 
 // Sandbox is how an agent's process tree is confined: the tool, whether it has a network, and
@@ -149,6 +151,8 @@ type Status struct {
 	Dir          string `json:"dir"`
 	// Workspace is the spec's workspace, repeated so that ps reads one file per agent.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Group is the spec's group, likewise.
+	Group string `json:"group,omitempty"`
 	// History holds the ends of the agent's last runs, oldest first (at most HistoryLen).
 	History []Exit `json:"history,omitempty"`
 }

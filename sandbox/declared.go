@@ -17,7 +17,8 @@ import (
 //   - ~ at the start is $HOME; ${VAR} is the variable, ${VAR:-DEFAULT} the default when it is
 //     unset or empty (such as ${CODEX_HOME:-~/.codex});
 //   - a trailing / marks a directory, made (0700) when it does not exist yet, so that what
-//     the agent keeps there outlives the sandbox;
+//     the agent keeps there outlives the sandbox; left out when it cannot be, its parent and
+//     its home missing (a home is never made);
 //   - a trailing ? marks a path bound only when it exists;
 //   - any other path must exist.
 func Resolve(tool, net string, rw, ro []string, getenv func(string) string) (*state.Sandbox, error) {
@@ -66,17 +67,34 @@ func resolveOne(decl string, getenv func(string) string) (string, error) {
 	switch {
 	case err == nil:
 		return p, nil
+	case optional:
+		return "", nil // missing, or out of reach: nothing to bind
 	case !errors.Is(err, os.ErrNotExist):
 		return "", err
-	case optional:
-		return "", nil
 	case dir:
+		if !makeable(p, getenv("HOME")) {
+			return "", nil // its home is missing too: the agent keeps it in the sandbox's
+		}
 		if err := os.MkdirAll(p, 0o700); err != nil {
 			return "", err
 		}
 		return p, nil
 	}
 	return "", fmt.Errorf("%s does not exist; make it, or end the path with ? to bind it only when it exists", p)
+}
+
+// makeable reports whether a declared directory that does not exist is to be made: when its
+// parent exists, or when it lies in a home that exists (its missing parents are made too).
+// Never a home itself, nor anything above one: a HOME that does not exist stays so.
+func makeable(dir, home string) bool {
+	if fi, err := os.Stat(filepath.Dir(dir)); err == nil && fi.IsDir() {
+		return true
+	}
+	if home == "" || !isWithin(dir, filepath.Clean(home)) {
+		return false
+	}
+	fi, err := os.Stat(home)
+	return err == nil && fi.IsDir()
 }
 
 // ExpandPath expands ~ and ${VAR} / ${VAR:-DEFAULT} in a declared path, which must then be

@@ -87,6 +87,19 @@ func TestResolve(t *testing.T) {
 		t.Errorf("a declared directory was not made 0700: %v %v", fi, err)
 	}
 
+	// A directory in a home that does not exist: left out, the home not made.
+	gone := filepath.Join(home, "gone")
+	if s, err := Resolve(Bwrap, "", []string{"~/.codex/", "~/.local/share/opencode/"}, nil, env("HOME", gone)); err != nil || len(s.RW) != 0 {
+		t.Errorf("directories of a missing home: %+v, %v; want none", s, err)
+	}
+	if _, err := os.Stat(gone); err == nil {
+		t.Errorf("the missing home %s was made", gone)
+	}
+	// Missing parents inside an existing home are made.
+	if s, err := Resolve(Bwrap, "", []string{"~/.local/share/opencode/"}, nil, getenv); err != nil || len(s.RW) != 1 {
+		t.Errorf("a directory deep in the home: %+v, %v", s, err)
+	}
+
 	// A path that must exist and does not: the error names it and says what to do.
 	_, err = Resolve(Bwrap, NetNone, nil, []string{"~/.aws"}, getenv)
 	if err == nil || !strings.Contains(err.Error(), `sandbox_ro path "~/.aws": `+filepath.Join(home, ".aws")+" does not exist") ||

@@ -68,13 +68,13 @@ func Command(s *state.Sandbox, l Launch) (program string, argv, env []string, er
 		return "", nil, nil, errors.New("sandbox: env (coreutils) not found on PATH; it sets the signals bubblewrap ignores")
 	}
 	home := getenv(l.Env, "HOME")
+	if r, err := filepath.EvalSymlinks(home); err == nil {
+		home = r // as hiddenRoots sees it
+	}
 	if err := checkWorkspace(l.Workspace, home); err != nil {
 		return "", nil, nil, err
 	}
-	args, visible, err := bwrapArgs(s, l, home)
-	if err != nil {
-		return "", nil, nil, err
-	}
+	args, visible := bwrapArgs(s, l, home)
 	argv = append([]string{"env", "--ignore-signal=" + signals, bwrap}, args...)
 	argv = append(argv, "--", envProg, "--default-signal="+signals, program0(l, visible))
 	argv = append(argv, l.Argv[1:]...)
@@ -120,7 +120,7 @@ func FindBwrap() (string, error) {
 //
 // It also returns whether a directory of the host is seen inside as it is outside: one not
 // hidden, or a program directory brought back.
-func bwrapArgs(s *state.Sandbox, l Launch, home string) ([]string, func(string) bool, error) {
+func bwrapArgs(s *state.Sandbox, l Launch, home string) ([]string, func(string) bool) {
 	a := []string{"--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--die-with-parent"}
 	if s.Net != NetNone {
 		a = append(a, "--share-net")
@@ -198,7 +198,7 @@ func bwrapArgs(s *state.Sandbox, l Launch, home string) ([]string, func(string) 
 	for _, f := range l.Expose {
 		a = append(a, "--ro-bind", f, f)
 	}
-	return append(a, "--chdir", l.Dir), visible, nil
+	return append(a, "--chdir", l.Dir), visible
 }
 
 // checkWorkspace refuses a writable directory that would hand the agent the user's home or a

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -163,7 +162,7 @@ func (s *supervisor) send(req Request) Reply {
 		return Reply{Seq: seq}
 	}
 	s.mu.Unlock()
-	if err := s.writeIn(w, userMessage(req.Text)); err != nil {
+	if err := s.writeIn(w, s.claude.Prompt(req.Text)); err != nil {
 		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
 	}
 	return Reply{Seq: seq}
@@ -194,7 +193,7 @@ func (s *supervisor) sendQueuedLocked(now time.Time) {
 		s.acpFlushLocked()
 		return
 	}
-	go s.writeIn(w, userMessage(msg))
+	go s.writeIn(w, s.claude.Prompt(msg))
 }
 
 // errStopped says a stop came while a conversation of turn processes waited for a message.
@@ -340,7 +339,7 @@ func (s *supervisor) answer(req Request) Reply {
 	if s.acp != nil {
 		return Reply{ID: p.ID, Tool: p.Tool}
 	}
-	if err := s.writeIn(w, permissionAnswer(p, allow, req.Always, req.Message)); err != nil {
+	if err := s.writeIn(w, s.permissionAnswer(p, allow, req.Always, req.Message)); err != nil {
 		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
 	}
 	return Reply{ID: p.ID, Tool: p.Tool}
@@ -407,15 +406,14 @@ func (s *supervisor) interrupt() Reply {
 		s.mu.Unlock()
 		return Reply{}
 	}
-	s.interrupts++
-	id := "agt-interrupt-" + strconv.Itoa(s.interrupts)
+	var line []byte
+	if why == "" {
+		line = s.claude.Interrupt()
+	}
 	s.mu.Unlock()
 	if why != "" {
 		return Reply{Error: why}
 	}
-	line := []byte(`{"type":"control_request","request_id":`)
-	line = stream.AppendString(line, id)
-	line = append(line, `,"request":{"subtype":"interrupt"}}`+"\n"...)
 	if err := s.writeIn(w, line); err != nil {
 		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
 	}
@@ -428,30 +426,14 @@ func (s *supervisor) waitingForPermissionLocked() bool {
 }
 
 // permissionAnswer is Claude's control_response to a can_use_tool request.
-func permissionAnswer(p *Permission, allow, always bool, message string) []byte {
-	b := []byte(`{"type":"control_response","response":{"subtype":"success","request_id":`)
-	b = stream.AppendString(b, p.ID)
+func (s *supervisor) permissionAnswer(p *Permission, allow, always bool, message string) []byte {
 	if allow {
-		b = append(b, `,"response":{"behavior":"allow","updatedInput":`...)
-		if len(p.Input) > 0 && json.Valid(p.Input) {
-			b = stream.AppendCompact(b, p.Input)
-		} else {
-			b = append(b, "{}"...)
-		}
-		if rules := forSession(p.Options); always && rules != nil {
-			// The suggestions, taken: rules that allow the like for the rest of the session.
-			b = append(b, `,"updatedPermissions":`...)
-			b = append(b, rules...)
-		}
-	} else {
-		if message == "" {
-			message = "denied with agt deny"
-		}
-		b = append(b, `,"response":{"behavior":"deny","message":`...)
-		b = stream.AppendString(b, message)
-		b = append(b, `,"interrupt":false`...)
+		return s.claude.Allow(p.ID, p.Input, p.Options, always)
 	}
-	return append(b, "}}}\n"...)
+	if message == "" {
+		message = "denied with agt deny"
+	}
+	return s.claude.Deny(p.ID, message)
 }
 
 // decideLocked answers a permission request by the agt.toml policy when a rule covers it: the
@@ -476,27 +458,7 @@ func (s *supervisor) decideLocked(ev *stream.Event) []byte {
 	}
 	ev.Decision, ev.Rule = decision, rule
 	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
-	return permissionAnswer(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
-}
-
-// forSession returns Claude's permission suggestions with every destination made "session":
-// as suggested they may say "localSettings", which writes the rule into the project's
-// .claude/settings.local.json (in the agent's workspace, for good). Nil when there are none.
-func forSession(options json.RawMessage) []byte {
-	var sugg []map[string]any
-	if len(options) == 0 || json.Unmarshal(options, &sugg) != nil || len(sugg) == 0 {
-		return nil
-	}
-	for _, s := range sugg {
-		if _, ok := s["destination"]; ok {
-			s["destination"] = "session"
-		}
-	}
-	b, err := json.Marshal(sugg)
-	if err != nil {
-		return nil
-	}
-	return b
+	return s.permissionAnswer(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
 }
 
 // askedLocked records a permission request the agent waits on, in memory and as a file of the

@@ -173,7 +173,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		s.mu.Unlock()
 		if prompt != nil && s.acp == nil {
 			// The prompt: the first turn.
-			go s.writeIn(stdinW, userMessage(*prompt))
+			go s.writeIn(stdinW, s.claude.Prompt(*prompt))
 		}
 	}
 	leader := pids.Identity{PID: pid}
@@ -325,13 +325,6 @@ func (s *supervisor) tokens(prompt *string, session string) map[string]string {
 		vals["AGT_PROMPT_FILE"] = s.a.Path(state.PromptFile)
 	}
 	return vals
-}
-
-// userMessage is a prompt as a Claude stream-json user message line, as the Agent SDK writes it.
-func userMessage(prompt string) []byte {
-	b := []byte(`{"type":"user","message":{"role":"user","content":`)
-	b = stream.AppendString(b, prompt)
-	return append(b, `},"parent_tool_use_id":null,"session_id":""}`+"\n"...)
 }
 
 // resumes reports whether the kind can resume a session: by its resume argv, or by the

@@ -84,7 +84,7 @@ type supervisor struct {
 	endC        chan struct{}          // ConverseTurns: closed to end it between turns
 	policy      config.Policy          // requests answered without asking
 	queue       []string               // messages sent with --queue, for the turn's end
-	interrupts  int                    // interrupt requests sent, for their ids
+	claude      stream.ClaudeInput     // the lines of a stream-json conversation
 	inMu        sync.Mutex             // serializes writes to stdin (held for the write, never with mu)
 	writeErr    error
 	lost        int64           // events dropped since the last successful write

@@ -83,7 +83,7 @@ const maxPermissions = 256
 func (s *supervisor) control(req Request) Reply {
 	switch req.Op {
 	case OpSend:
-		return s.send(req)
+		return s.conv.send(req)
 	case OpApprove, OpDeny:
 		return s.answer(req)
 	case OpInterrupt:
@@ -112,60 +112,6 @@ func (s *supervisor) conversingLocked() (*os.File, string) {
 		return nil, fmt.Sprintf("%s has no input open", s.spec.Name)
 	}
 	return s.stdin, ""
-}
-
-// send delivers a user message: the next turn, at once when the agent waits for input, or when
-// the running turn ends if the request says queue.
-func (s *supervisor) send(req Request) Reply {
-	now := time.Now()
-	s.mu.Lock()
-	w, why := s.conversingLocked()
-	if why == "" && s.ending {
-		why = fmt.Sprintf("%s is ending after its turn (agt stop --after-turn): it takes no more messages", s.spec.Name)
-	}
-	if why != "" {
-		s.mu.Unlock()
-		return Reply{Error: why}
-	}
-	seq := s.seq
-	if !s.waitingForInputLocked() {
-		if !req.Queue {
-			state := s.snap.State
-			if s.snap.Reason != "" {
-				state += " (" + s.snap.Reason + ")"
-			}
-			s.mu.Unlock()
-			return Reply{Error: fmt.Sprintf("%s is %s, not waiting for input; 'agt send --queue' delivers it when the turn ends", s.spec.Name, state)}
-		}
-		s.queue = append(s.queue, req.Text)
-		s.mu.Unlock()
-		return Reply{Queued: true, Seq: seq}
-	}
-	if s.spec.ConverseTurns {
-		if s.between {
-			// No process runs: the message starts the next one.
-			s.between = false
-			s.beginLocked(now)
-			s.turnCh <- req.Text
-		} else {
-			// The turn's result came, its process is on its way out: next in line.
-			s.queue = append(s.queue, req.Text)
-		}
-		s.mu.Unlock()
-		return Reply{Seq: seq}
-	}
-	s.beginLocked(now)
-	if s.acp != nil {
-		s.acp.Prompt(req.Text)
-		s.acpFlushLocked()
-		s.mu.Unlock()
-		return Reply{Seq: seq}
-	}
-	s.mu.Unlock()
-	if err := s.writeIn(w, s.claude.Prompt(req.Text)); err != nil {
-		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
-	}
-	return Reply{Seq: seq}
 }
 
 func (s *supervisor) waitingForInputLocked() bool {

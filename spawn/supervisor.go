@@ -101,6 +101,7 @@ type supervisor struct {
 	text           stream.TermText // a terminal agent's output as text
 	typePrompt     *string         // a terminal agent's prompt, typed once it first waits
 	sigs           signals         // the supervisor's own signals, for the waits outside run (connect)
+	conv           conversation    // how agt talks to the agent
 
 	// ACP agents (stdin "acp"): the client of the protocol (the decoder), the writer of its
 	// lines, a kick for connect at every line decoded, the last stderr lines of the run, and
@@ -477,6 +478,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if acp, ok := s.dec.(*stream.ACP); ok {
 		s.acp = acp
 	}
+	s.conv = conversationFor(s)
 	s.startStatusWriter()
 	if spec.TTY {
 		s.term = newTerminal(spec, a)

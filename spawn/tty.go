@@ -401,14 +401,7 @@ func (s *supervisor) terminalControl(req Request) (r Reply, ok bool) {
 		}
 		return Reply{Seq: seq}, true
 	case OpSend:
-		shown, err := s.typeText(req.Text)
-		switch {
-		case err != nil:
-			return Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}, true
-		case !shown:
-			return Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}, true
-		}
-		return Reply{Seq: seq}, true
+		return Reply{}, false // the conversation types it
 	}
 	return Reply{Error: fmt.Sprintf("%s runs on a terminal: answer it there ('agt attach %s'), or type with 'agt send --keys %s'", s.spec.Name, s.spec.Name, s.spec.Name)}, true
 }

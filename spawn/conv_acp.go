@@ -1,0 +1,24 @@
+package spawn
+
+import "fmt"
+
+// acpTalk is the conversation of an agent that speaks the Agent Client Protocol on its stdin
+// and stdout (stdin "acp"): the supervisor is its client. stream.ACP knows the protocol (what
+// to write, what the agent's lines mean); this conversation turns agt's requests into its
+// calls and hands the lines it makes to the writer (acp.go).
+type acpTalk struct {
+	talk
+}
+
+func (c *acpTalk) inputLocked() string {
+	if c.s.stdin == nil {
+		return fmt.Sprintf("%s has no input open", c.s.spec.Name)
+	}
+	return ""
+}
+
+func (c *acpTalk) deliverLocked(text string) (func() error, bool) {
+	c.s.acp.Prompt(text)
+	c.s.acpFlushLocked()
+	return nil, true
+}

@@ -1,0 +1,24 @@
+package spawn
+
+import "fmt"
+
+// claudeTalk is the conversation of an agent that takes Claude's stream-json on its stdin
+// (stdin "stream-json"): one process for the whole conversation, each message a user message
+// line on its stdin, each permission request answered there with a control_response, an
+// interrupt a control_request (stream.ClaudeInput writes the lines). The pipe stays open
+// between turns; closing it ends the agent.
+type claudeTalk struct {
+	talk
+}
+
+func (c *claudeTalk) inputLocked() string {
+	if c.s.stdin == nil {
+		return fmt.Sprintf("%s has no input open", c.s.spec.Name)
+	}
+	return ""
+}
+
+func (c *claudeTalk) deliverLocked(text string) (func() error, bool) {
+	w, line := c.s.stdin, c.s.claude.Prompt(text)
+	return func() error { return c.s.writeIn(w, line) }, true
+}

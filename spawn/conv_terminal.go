@@ -1,0 +1,23 @@
+package spawn
+
+import "fmt"
+
+// terminalTalk is the conversation of an agent on a terminal (spawn --tty): what agt send
+// gives it is typed, as a person would, and every other answer is the person's to give on the
+// terminal itself (agt attach).
+type terminalTalk struct{ s *supervisor }
+
+func (c *terminalTalk) send(req Request) Reply {
+	s := c.s
+	s.mu.Lock()
+	seq, st := s.seq, s.snap.State
+	s.mu.Unlock()
+	shown, err := s.typeText(req.Text)
+	switch {
+	case err != nil:
+		return Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
+	case !shown:
+		return Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}
+	}
+	return Reply{Seq: seq}
+}

@@ -10,7 +10,7 @@ type acpTalk struct {
 	talk
 }
 
-func (c *acpTalk) inputLocked() string {
+func (c *acpTalk) inputLocked(string) string {
 	if c.s.stdin == nil {
 		return fmt.Sprintf("%s has no input open", c.s.spec.Name)
 	}
@@ -21,4 +21,14 @@ func (c *acpTalk) deliverLocked(text string) (func() error, bool) {
 	c.s.acp.Prompt(text)
 	c.s.acpFlushLocked()
 	return nil, true
+}
+
+// replyLocked answers by the option of the kind asked for, by its kind: ids differ from agent
+// to agent. ACP takes no message with a denial.
+func (c *acpTalk) replyLocked(p *Permission, allow, always bool, _ string) (func() error, error) {
+	if _, err := c.s.acp.Answer(p.ID, allow, always); err != nil {
+		return nil, err
+	}
+	c.s.acpFlushLocked()
+	return nil, nil
 }

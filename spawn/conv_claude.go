@@ -11,7 +11,7 @@ type claudeTalk struct {
 	talk
 }
 
-func (c *claudeTalk) inputLocked() string {
+func (c *claudeTalk) inputLocked(string) string {
 	if c.s.stdin == nil {
 		return fmt.Sprintf("%s has no input open", c.s.spec.Name)
 	}
@@ -21,4 +21,16 @@ func (c *claudeTalk) inputLocked() string {
 func (c *claudeTalk) deliverLocked(text string) (func() error, bool) {
 	w, line := c.s.stdin, c.s.claude.Prompt(text)
 	return func() error { return c.s.writeIn(w, line) }, true
+}
+
+func (c *claudeTalk) replyLocked(p *Permission, allow, always bool, message string) (func() error, error) {
+	line := c.s.claude.Allow(p.ID, p.Input, p.Options, always)
+	if !allow {
+		if message == "" {
+			message = "denied with agt deny"
+		}
+		line = c.s.claude.Deny(p.ID, message)
+	}
+	w := c.s.stdin
+	return func() error { return c.s.writeIn(w, line) }, nil
 }

@@ -1,6 +1,10 @@
 package spawn
 
-import "fmt"
+import (
+	"fmt"
+
+	"agt/stream"
+)
 
 // terminalTalk is the conversation of an agent on a terminal (spawn --tty): what agt send
 // gives it is typed, as a person would, and every other answer is the person's to give on the
@@ -20,4 +24,13 @@ func (c *terminalTalk) send(req Request) Reply {
 		return Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}
 	}
 	return Reply{Seq: seq}
+}
+
+func (c *terminalTalk) answer(Request) Reply                { return c.elsewhere() }
+func (c *terminalTalk) permissionLocked(*stream.Event) bool { return false }
+
+// elsewhere refuses what only the terminal itself can be told.
+func (c *terminalTalk) elsewhere() Reply {
+	n := c.s.spec.Name
+	return Reply{Error: fmt.Sprintf("%s runs on a terminal: answer it there ('agt attach %s'), or type with 'agt send --keys %s'", n, n, n)}
 }

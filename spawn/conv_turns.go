@@ -1,5 +1,10 @@
 package spawn
 
+import (
+	"errors"
+	"fmt"
+)
+
 // turnsTalk is the conversation of an agent that takes one process per turn (spec
 // ConverseTurns: Codex, opencode, Gemini headless): each message starts a process that resumes
 // the session with the message as its prompt, and the conversation waits for input while no
@@ -8,7 +13,13 @@ type turnsTalk struct {
 	talk
 }
 
-func (c *turnsTalk) inputLocked() string { return "" }
+// inputLocked refuses answers: a process per turn asks no permission.
+func (c *turnsTalk) inputLocked(op string) string {
+	if op == OpApprove || op == OpDeny {
+		return fmt.Sprintf("%s asks no permission: a conversation of turn processes cannot", c.s.spec.Name)
+	}
+	return ""
+}
 
 func (c *turnsTalk) deliverLocked(text string) (func() error, bool) {
 	s := c.s
@@ -18,4 +29,8 @@ func (c *turnsTalk) deliverLocked(text string) (func() error, bool) {
 	s.between = false // no process runs: the message starts the next one
 	s.turnCh <- text
 	return nil, true
+}
+
+func (c *turnsTalk) replyLocked(*Permission, bool, bool, string) (func() error, error) {
+	return nil, errors.New("a conversation of turn processes asks no permission") // inputLocked refused
 }

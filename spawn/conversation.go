@@ -22,6 +22,15 @@ type conversation interface {
 	// send delivers a user message (agt send): at once when the agent waits for input, else
 	// when its running turn ends, if req.Queue says so. A goroutine of the control channel.
 	send(req Request) Reply
+	// answer allows or denies a permission request the agent waits on (agt approve, agt
+	// deny). A goroutine of the control channel.
+	answer(req Request) Reply
+
+	// permissionLocked sees a permission request the agent waits on (a permission event
+	// without a decision), before it is written: it answers it by the agt.toml policy when a
+	// rule covers it, setting the event's decision and rule, and reports whether the request
+	// waits for a person instead. The reader of the agent's output.
+	permissionLocked(ev *stream.Event) (ask bool)
 }
 
 // conversationFor is the conversation of the agent s supervises.
@@ -53,12 +62,15 @@ func notConversing(s *supervisor) Reply {
 // A wire is how a conversation that takes messages reaches the agent; talk calls it, with mu
 // held.
 type wire interface {
-	// inputLocked says why the agent cannot be written to now; "" when it can.
-	inputLocked() string
+	// inputLocked says why the agent cannot take the request op now; "" when it can.
+	inputLocked(op string) string
 	// deliverLocked gives the agent a message that starts its next turn: write, when not nil,
 	// is what is left to do once mu is let go. ok is false when the agent cannot take it
 	// before its running turn is over (a process per turn): it is then held for that.
 	deliverLocked(text string) (write func() error, ok bool)
+	// replyLocked answers the permission request p: allow it (for the rest of the session,
+	// when always), or deny it, telling the agent message.
+	replyLocked(p *Permission, allow, always bool, message string) (write func() error, err error)
 }
 
 // talk is what the conversations that take messages share (stream-json, ACP, a process per
@@ -68,22 +80,22 @@ type talk struct {
 	w wire
 }
 
-// liveLocked says why the agent takes no message now; "" when it does.
-func (t *talk) liveLocked() string {
+// liveLocked says why the agent cannot take the request op now; "" when it can.
+func (t *talk) liveLocked(op string) string {
 	s := t.s
 	switch s.snap.State {
 	case stream.Starting, stream.Running, stream.Waiting, stream.Stale:
 	default:
 		return fmt.Sprintf("%s is %s: no agent runs to take it", s.spec.Name, s.snap.State)
 	}
-	return t.w.inputLocked()
+	return t.w.inputLocked(op)
 }
 
 func (t *talk) send(req Request) Reply {
 	s := t.s
 	now := time.Now()
 	s.mu.Lock()
-	why := t.liveLocked()
+	why := t.liveLocked(OpSend)
 	if why == "" && s.ending {
 		why = fmt.Sprintf("%s is ending after its turn (agt stop --after-turn): it takes no more messages", s.spec.Name)
 	}
@@ -119,4 +131,67 @@ func (t *talk) send(req Request) Reply {
 		}
 	}
 	return Reply{Seq: seq}
+}
+
+func (t *talk) answer(req Request) Reply {
+	s := t.s
+	now := time.Now()
+	s.mu.Lock()
+	why := t.liveLocked(req.Op)
+	var p *Permission
+	if why == "" {
+		p, why = s.pendingLocked(req.ID)
+	}
+	if why != "" {
+		s.mu.Unlock()
+		return Reply{Error: why}
+	}
+	allow := req.Op == OpApprove
+	write, err := t.w.replyLocked(p, allow, req.Always, req.Message)
+	if err != nil {
+		s.mu.Unlock()
+		return Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
+	}
+	delete(s.perms, p.ID)
+	ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
+	if allow {
+		ev.Decision = "allow"
+	}
+	s.appendLocked(&ev, now)
+	s.flushLocked()
+	if len(s.perms) == 0 && s.waitingForPermissionLocked() {
+		s.beginLocked(now) // the turn goes on
+	}
+	s.mu.Unlock()
+	s.removePermission(p.ID)
+	if write != nil {
+		if err := write(); err != nil {
+			return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+		}
+	}
+	return Reply{ID: p.ID, Tool: p.Tool}
+}
+
+func (t *talk) permissionLocked(ev *stream.Event) bool {
+	s := t.s
+	if t.w.inputLocked(OpApprove) != "" {
+		return false // nobody can answer
+	}
+	if s.policy.Empty() {
+		return true
+	}
+	decision, rule := s.policy.Decide(ev.Tool, ev.Input)
+	if decision == "" {
+		return true
+	}
+	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
+	write, err := t.w.replyLocked(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
+	if err != nil {
+		return true // no such option (ACP): a person decides
+	}
+	ev.Decision, ev.Rule = decision, rule
+	if write != nil {
+		go write()
+	}
+	return false
 }

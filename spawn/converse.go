@@ -85,7 +85,7 @@ func (s *supervisor) control(req Request) Reply {
 	case OpSend:
 		return s.conv.send(req)
 	case OpApprove, OpDeny:
-		return s.answer(req)
+		return s.conv.answer(req)
 	case OpInterrupt:
 		return s.interrupt()
 	case OpAfterTurn:
@@ -244,53 +244,6 @@ func (s *supervisor) writeIn(w *os.File, line []byte) error {
 	return err
 }
 
-// answer allows or denies a pending permission request.
-func (s *supervisor) answer(req Request) Reply {
-	now := time.Now()
-	s.mu.Lock()
-	w, why := s.conversingLocked()
-	if why == "" && s.spec.ConverseTurns {
-		why = fmt.Sprintf("%s asks no permission: a conversation of turn processes cannot", s.spec.Name)
-	}
-	if why != "" {
-		s.mu.Unlock()
-		return Reply{Error: why}
-	}
-	p, why := s.pendingLocked(req.ID)
-	if why != "" {
-		s.mu.Unlock()
-		return Reply{Error: why}
-	}
-	allow := req.Op == OpApprove
-	if s.acp != nil {
-		// The option of the kind asked for, by its kind: ids differ from agent to agent.
-		if _, err := s.acp.Answer(p.ID, allow, req.Always); err != nil {
-			s.mu.Unlock()
-			return Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
-		}
-		s.acpFlushLocked()
-	}
-	delete(s.perms, p.ID)
-	ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
-	if allow {
-		ev.Decision = "allow"
-	}
-	s.appendLocked(&ev, now)
-	s.flushLocked()
-	if len(s.perms) == 0 && s.waitingForPermissionLocked() {
-		s.beginLocked(now) // the turn goes on
-	}
-	s.mu.Unlock()
-	s.removePermission(p.ID)
-	if s.acp != nil {
-		return Reply{ID: p.ID, Tool: p.Tool}
-	}
-	if err := s.writeIn(w, s.permissionAnswer(p, allow, req.Always, req.Message)); err != nil {
-		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
-	}
-	return Reply{ID: p.ID, Tool: p.Tool}
-}
-
 // pendingLocked finds the request id names, or the only one pending when id is "".
 func (s *supervisor) pendingLocked(id string) (*Permission, string) {
 	if id != "" {
@@ -369,42 +322,6 @@ func (s *supervisor) interrupt() Reply {
 func (s *supervisor) waitingForPermissionLocked() bool {
 	return (s.snap.State == stream.Waiting || s.snap.State == stream.Stale) &&
 		(s.snap.Reason == stream.ReasonPermission || s.snap.Reason == stream.ReasonPlan)
-}
-
-// permissionAnswer is Claude's control_response to a can_use_tool request.
-func (s *supervisor) permissionAnswer(p *Permission, allow, always bool, message string) []byte {
-	if allow {
-		return s.claude.Allow(p.ID, p.Input, p.Options, always)
-	}
-	if message == "" {
-		message = "denied with agt deny"
-	}
-	return s.claude.Deny(p.ID, message)
-}
-
-// decideLocked answers a permission request by the agt.toml policy when a rule covers it: the
-// event then records the decision and the rule, nobody is asked, and it returns the answer to
-// write to the agent.
-func (s *supervisor) decideLocked(ev *stream.Event) []byte {
-	if ev.Type != stream.TypePermission || ev.Decision != "" || s.policy.Empty() ||
-		!config.StdinConverses(s.spec.Stdin) || s.stdin == nil {
-		return nil
-	}
-	decision, rule := s.policy.Decide(ev.Tool, ev.Input)
-	if decision == "" {
-		return nil
-	}
-	if s.acp != nil {
-		// Answered by the option of its kind; the lines go out after the line's events.
-		if _, err := s.acp.Answer(ev.ID, decision == "allow", false); err != nil {
-			return nil // no such option: a person decides
-		}
-		ev.Decision, ev.Rule = decision, rule
-		return nil
-	}
-	ev.Decision, ev.Rule = decision, rule
-	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
-	return s.permissionAnswer(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
 }
 
 // askedLocked records a permission request the agent waits on, in memory and as a file of the

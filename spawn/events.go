@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"agt/config"
 	"agt/state"
 	"agt/stream"
 )
@@ -91,12 +90,12 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 			ev.Truncated, ev.Bytes = true, n
 		}
 		s.recordLocked(ev)
-		answer := s.decideLocked(ev)
+		ask := ev.Type == stream.TypePermission && ev.Decision == "" && s.conv.permissionLocked(ev)
 		s.appendLocked(ev, now)
-		s.observeLocked(ev, now)
-		if answer != nil {
-			go s.writeIn(s.stdin, answer)
+		if ask {
+			s.askedLocked(ev) // after append: the inbox holds its seq
 		}
+		s.observeLocked(ev, now)
 	}
 	if s.acp != nil && !stderr {
 		s.acpLineLocked()
@@ -237,9 +236,6 @@ func (s *supervisor) recordLocked(ev *stream.Event) {
 
 // observeLocked feeds an event to the state machine, writing the status when the state moved.
 func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
-	if ev.Type == stream.TypePermission && ev.Decision == "" && config.StdinConverses(s.spec.Stdin) {
-		s.askedLocked(ev)
-	}
 	next := s.machine.Event(s.snap, ev, now)
 	if s.acp != nil && !s.acp.Open() && ev.Type != stream.TypePermission && ev.Type != stream.TypeResult {
 		// ACP's turns are its prompts: an update that comes after the prompt's answer (or

@@ -1,6 +1,9 @@
 package spawn
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // acpTalk is the conversation of an agent that speaks the Agent Client Protocol on its stdin
 // and stdout (stdin "acp"): the supervisor is its client. stream.ACP knows the protocol (what
@@ -31,4 +34,14 @@ func (c *acpTalk) replyLocked(p *Permission, allow, always bool, _ string) (func
 	}
 	c.s.acpFlushLocked()
 	return nil, nil
+}
+
+// interruptLocked sends session/cancel, and answers every pending request cancelled; the agent
+// ends the turn with stopReason cancelled.
+func (c *acpTalk) interruptLocked(now time.Time) (func() error, string) {
+	c.s.acpCancelLocked(now)
+	if c.s.waitingForPermissionLocked() {
+		c.s.beginLocked(now) // the turn ends on its own: running until it says so
+	}
+	return nil, ""
 }

@@ -1,6 +1,9 @@
 package spawn
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // claudeTalk is the conversation of an agent that takes Claude's stream-json on its stdin
 // (stdin "stream-json"): one process for the whole conversation, each message a user message
@@ -33,4 +36,9 @@ func (c *claudeTalk) replyLocked(p *Permission, allow, always bool, message stri
 	}
 	w := c.s.stdin
 	return func() error { return c.s.writeIn(w, line) }, nil
+}
+
+func (c *claudeTalk) interruptLocked(time.Time) (func() error, string) {
+	w, line := c.s.stdin, c.s.claude.Interrupt()
+	return func() error { return c.s.writeIn(w, line) }, ""
 }

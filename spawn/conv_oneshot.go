@@ -9,4 +9,5 @@ type oneShot struct{ s *supervisor }
 
 func (c *oneShot) send(Request) Reply                  { return notConversing(c.s) }
 func (c *oneShot) answer(Request) Reply                { return notConversing(c.s) }
+func (c *oneShot) interrupt() Reply                    { return notConversing(c.s) }
 func (c *oneShot) permissionLocked(*stream.Event) bool { return false }

@@ -27,6 +27,7 @@ func (c *terminalTalk) send(req Request) Reply {
 }
 
 func (c *terminalTalk) answer(Request) Reply                { return c.elsewhere() }
+func (c *terminalTalk) interrupt() Reply                    { return c.elsewhere() }
 func (c *terminalTalk) permissionLocked(*stream.Event) bool { return false }
 
 // elsewhere refuses what only the terminal itself can be told.

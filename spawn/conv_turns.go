@@ -3,6 +3,9 @@ package spawn
 import (
 	"errors"
 	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // turnsTalk is the conversation of an agent that takes one process per turn (spec
@@ -33,4 +36,29 @@ func (c *turnsTalk) deliverLocked(text string) (func() error, bool) {
 
 func (c *turnsTalk) replyLocked(*Permission, bool, bool, string) (func() error, error) {
 	return nil, errors.New("a conversation of turn processes asks no permission") // inputLocked refused
+}
+
+// interruptGrace is how long an interrupted turn process has to end before SIGTERM.
+const interruptGrace = 2 * time.Second
+
+// interruptLocked stops the turn's process: SIGINT, as a person's Ctrl-C; SIGTERM if it takes
+// no notice (opencode ignores SIGINT without a terminal). Its end is then the turn's, not a
+// failure.
+func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
+	s := c.s
+	if !s.alive {
+		return nil, fmt.Sprintf("%s is starting its turn; try again", s.spec.Name)
+	}
+	leader := s.leader
+	s.interrupted = true
+	// Under mu: alive, so not reaped yet, so its group is still its own.
+	unix.Kill(-leader.PID, unix.SIGINT)
+	time.AfterFunc(interruptGrace, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.interrupted && s.leader == leader && s.alive {
+			unix.Kill(-leader.PID, unix.SIGTERM)
+		}
+	})
+	return nil, ""
 }

@@ -25,6 +25,9 @@ type conversation interface {
 	// answer allows or denies a permission request the agent waits on (agt approve, agt
 	// deny). A goroutine of the control channel.
 	answer(req Request) Reply
+	// interrupt cancels the running turn (agt interrupt): the agent goes back to waiting for
+	// input. A goroutine of the control channel.
+	interrupt() Reply
 
 	// permissionLocked sees a permission request the agent waits on (a permission event
 	// without a decision), before it is written: it answers it by the agt.toml policy when a
@@ -71,6 +74,8 @@ type wire interface {
 	// replyLocked answers the permission request p: allow it (for the rest of the session,
 	// when always), or deny it, telling the agent message.
 	replyLocked(p *Permission, allow, always bool, message string) (write func() error, err error)
+	// interruptLocked cancels the running turn, or says why it cannot.
+	interruptLocked(now time.Time) (write func() error, why string)
 }
 
 // talk is what the conversations that take messages share (stream-json, ACP, a process per
@@ -194,4 +199,27 @@ func (t *talk) permissionLocked(ev *stream.Event) bool {
 		go write()
 	}
 	return false
+}
+
+func (t *talk) interrupt() Reply {
+	s := t.s
+	s.mu.Lock()
+	why := t.liveLocked(OpInterrupt)
+	if why == "" && !s.snap.Open && !s.waitingForPermissionLocked() {
+		why = fmt.Sprintf("%s is %s: no turn to interrupt", s.spec.Name, s.snap.State)
+	}
+	var write func() error
+	if why == "" {
+		write, why = t.w.interruptLocked(time.Now())
+	}
+	s.mu.Unlock()
+	if why != "" {
+		return Reply{Error: why}
+	}
+	if write != nil {
+		if err := write(); err != nil {
+			return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+		}
+	}
+	return Reply{}
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"agt/config"
 	"agt/state"
 	"agt/stream"
@@ -73,9 +71,6 @@ func (s *supervisor) endIfIdleLocked() {
 	}
 }
 
-// interruptGrace is how long an interrupted turn process has to end before SIGTERM.
-const interruptGrace = 2 * time.Second
-
 // maxPermissions bounds the permission requests kept: an agent cannot ask more at once.
 const maxPermissions = 256
 
@@ -87,7 +82,7 @@ func (s *supervisor) control(req Request) Reply {
 	case OpApprove, OpDeny:
 		return s.conv.answer(req)
 	case OpInterrupt:
-		return s.interrupt()
+		return s.conv.interrupt()
 	case OpAfterTurn:
 		return s.afterTurn()
 	}
@@ -266,57 +261,6 @@ func (s *supervisor) pendingLocked(id string) (*Permission, string) {
 	}
 	sort.Strings(ids)
 	return nil, fmt.Sprintf("%s has %d pending permission requests (%s); name one", s.spec.Name, len(ids), strings.Join(ids, ", "))
-}
-
-// interrupt cancels the running turn; the agent goes back to waiting for input.
-func (s *supervisor) interrupt() Reply {
-	s.mu.Lock()
-	w, why := s.conversingLocked()
-	if why == "" && !s.snap.Open && !s.waitingForPermissionLocked() {
-		why = fmt.Sprintf("%s is %s: no turn to interrupt", s.spec.Name, s.snap.State)
-	}
-	if why == "" && s.spec.ConverseTurns && !s.alive {
-		why = fmt.Sprintf("%s is starting its turn; try again", s.spec.Name)
-	}
-	if why == "" && s.spec.ConverseTurns {
-		// The turn is its process: SIGINT, as a person's Ctrl-C; SIGTERM if it takes no
-		// notice (opencode ignores SIGINT without a terminal).
-		leader := s.leader
-		s.interrupted = true
-		// Under mu: alive, so not reaped yet, so its group is still its own.
-		unix.Kill(-leader.PID, unix.SIGINT)
-		s.mu.Unlock()
-		time.AfterFunc(interruptGrace, func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if s.interrupted && s.leader == leader && s.alive {
-				unix.Kill(-leader.PID, unix.SIGTERM)
-			}
-		})
-		return Reply{}
-	}
-	if why == "" && s.acp != nil {
-		// session/cancel; the agent ends the turn with stopReason cancelled.
-		now := time.Now()
-		s.acpCancelLocked(now)
-		if s.waitingForPermissionLocked() {
-			s.beginLocked(now) // the turn ends on its own: running until it says so
-		}
-		s.mu.Unlock()
-		return Reply{}
-	}
-	var line []byte
-	if why == "" {
-		line = s.claude.Interrupt()
-	}
-	s.mu.Unlock()
-	if why != "" {
-		return Reply{Error: why}
-	}
-	if err := s.writeIn(w, line); err != nil {
-		return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
-	}
-	return Reply{}
 }
 
 func (s *supervisor) waitingForPermissionLocked() bool {

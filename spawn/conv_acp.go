@@ -45,3 +45,5 @@ func (c *acpTalk) interruptLocked(now time.Time) (func() error, string) {
 	}
 	return nil, ""
 }
+
+func (c *acpTalk) closeLocked() { c.s.acpw.closeAfter() } // the end of its input: the agent exits

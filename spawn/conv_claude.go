@@ -42,3 +42,13 @@ func (c *claudeTalk) interruptLocked(time.Time) (func() error, string) {
 	w, line := c.s.stdin, c.s.claude.Interrupt()
 	return func() error { return c.s.writeIn(w, line) }, ""
 }
+
+func (c *claudeTalk) closeLocked() {
+	if w := c.s.stdin; w != nil {
+		go func() {
+			c.s.inMu.Lock() // after any write under way
+			defer c.s.inMu.Unlock()
+			w.Close() // the end of its input: the agent exits
+		}()
+	}
+}

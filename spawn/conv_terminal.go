@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"fmt"
+	"time"
 
 	"agt/stream"
 )
@@ -27,6 +28,8 @@ func (c *terminalTalk) send(req Request) Reply {
 }
 
 func (c *terminalTalk) answer(Request) Reply                { return c.elsewhere() }
+func (c *terminalTalk) endAfterTurn() Reply                 { return c.elsewhere() }
+func (c *terminalTalk) turnEndedLocked(time.Time)           {}
 func (c *terminalTalk) interrupt() Reply                    { return c.elsewhere() }
 func (c *terminalTalk) permissionLocked(*stream.Event) bool { return false }
 

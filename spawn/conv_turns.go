@@ -62,3 +62,5 @@ func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
 	})
 	return nil, ""
 }
+
+func (c *turnsTalk) closeLocked() { close(c.s.endC) } // no next turn: nextTurn, or the main loop between turns, ends

@@ -28,12 +28,20 @@ type conversation interface {
 	// interrupt cancels the running turn (agt interrupt): the agent goes back to waiting for
 	// input. A goroutine of the control channel.
 	interrupt() Reply
+	// endAfterTurn ends the conversation once its running turn is over (agt stop
+	// --after-turn): want is down from now on, and the agent's input ends when it waits for
+	// input. The caller bounds the wait. A goroutine of the control channel.
+	endAfterTurn() Reply
 
 	// permissionLocked sees a permission request the agent waits on (a permission event
 	// without a decision), before it is written: it answers it by the agt.toml policy when a
 	// rule covers it, setting the event's decision and rule, and reports whether the request
 	// waits for a person instead. The reader of the agent's output.
 	permissionLocked(ev *stream.Event) (ask bool)
+	// turnEndedLocked follows the end of a turn (a result): the conversation ends if it was
+	// asked to after the turn, or the next message held for the turn's end goes. The reader
+	// of the agent's output.
+	turnEndedLocked(now time.Time)
 }
 
 // conversationFor is the conversation of the agent s supervises.
@@ -76,6 +84,8 @@ type wire interface {
 	replyLocked(p *Permission, allow, always bool, message string) (write func() error, err error)
 	// interruptLocked cancels the running turn, or says why it cannot.
 	interruptLocked(now time.Time) (write func() error, why string)
+	// closeLocked ends the agent's input, once what is being written is: it ends.
+	closeLocked()
 }
 
 // talk is what the conversations that take messages share (stream-json, ACP, a process per
@@ -222,4 +232,46 @@ func (t *talk) interrupt() Reply {
 		}
 	}
 	return Reply{}
+}
+
+func (t *talk) endAfterTurn() Reply {
+	s := t.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if why := t.liveLocked(OpAfterTurn); why != "" {
+		return Reply{Error: why}
+	}
+	if err := s.a.SetWant("down"); err != nil {
+		return Reply{Error: err.Error()}
+	}
+	s.ending = true
+	t.endIfIdleLocked()
+	return Reply{}
+}
+
+// endIfIdleLocked ends a conversation asked to end after its turn, once it waits for input.
+func (t *talk) endIfIdleLocked() {
+	s := t.s
+	if !s.ending || !s.waitingForInputLocked() || s.endSent {
+		return
+	}
+	s.endSent = true
+	t.w.closeLocked()
+}
+
+func (t *talk) turnEndedLocked(now time.Time) {
+	t.endIfIdleLocked()
+	s := t.s
+	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.ending || t.w.inputLocked(OpSend) != "" {
+		return
+	}
+	write, ok := t.w.deliverLocked(s.queue[0])
+	if !ok {
+		return // a process per turn: the next one takes it (nextTurn)
+	}
+	s.queue = s.queue[1:]
+	s.beginLocked(now)
+	if write != nil {
+		go write()
+	}
 }

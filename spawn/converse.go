@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"agt/config"
 	"agt/state"
 	"agt/stream"
 )
@@ -31,46 +30,6 @@ type Permission struct {
 	TS      time.Time       `json:"ts"`
 }
 
-// afterTurn ends a conversation once its running turn is over: want is set to down, then, when
-// the agent waits for input (now, or at the turn's result), its stdin is closed and it exits, or
-// no next turn process starts. The caller bounds the wait (agt stop --after-turn -t).
-func (s *supervisor) afterTurn() Reply {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, why := s.conversingLocked(); why != "" {
-		return Reply{Error: why}
-	}
-	if err := s.a.SetWant("down"); err != nil {
-		return Reply{Error: err.Error()}
-	}
-	s.ending = true
-	s.endIfIdleLocked()
-	return Reply{}
-}
-
-// endIfIdleLocked ends a conversation asked to end after its turn, once it waits for input.
-func (s *supervisor) endIfIdleLocked() {
-	if !s.ending || !s.waitingForInputLocked() || s.endSent {
-		return
-	}
-	s.endSent = true
-	if s.acp != nil {
-		s.acpw.closeAfter() // the end of its input: the agent exits
-		return
-	}
-	if s.spec.ConverseTurns {
-		close(s.endC) // no next turn: nextTurn, or the main loop between turns, ends
-		return
-	}
-	if w := s.stdin; w != nil {
-		go func() {
-			s.inMu.Lock() // after any write under way
-			defer s.inMu.Unlock()
-			w.Close() // the end of its input: the agent exits
-		}()
-	}
-}
-
 // maxPermissions bounds the permission requests kept: an agent cannot ask more at once.
 const maxPermissions = 256
 
@@ -84,29 +43,9 @@ func (s *supervisor) control(req Request) Reply {
 	case OpInterrupt:
 		return s.conv.interrupt()
 	case OpAfterTurn:
-		return s.afterTurn()
+		return s.conv.endAfterTurn()
 	}
 	return Reply{Error: fmt.Sprintf("unknown request %q; want send, approve, deny or interrupt", req.Op)}
-}
-
-// conversingLocked returns the agent's stdin when it is a live conversation, else why not. A
-// conversation of turn processes has no stdin to write to (nil).
-func (s *supervisor) conversingLocked() (*os.File, string) {
-	if !config.StdinConverses(s.spec.Stdin) && !s.spec.ConverseTurns {
-		return nil, fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)
-	}
-	switch s.snap.State {
-	case stream.Starting, stream.Running, stream.Waiting, stream.Stale:
-	default:
-		return nil, fmt.Sprintf("%s is %s: no agent runs to take it", s.spec.Name, s.snap.State)
-	}
-	if s.spec.ConverseTurns {
-		return nil, ""
-	}
-	if s.stdin == nil {
-		return nil, fmt.Sprintf("%s has no input open", s.spec.Name)
-	}
-	return s.stdin, ""
 }
 
 func (s *supervisor) waitingForInputLocked() bool {
@@ -118,23 +57,6 @@ func (s *supervisor) beginLocked(now time.Time) {
 	if s.moveLocked(s.machine.Begin(s.snap, now), now) {
 		s.writeStatusLocked()
 	}
-}
-
-// sendQueuedLocked starts the next queued message's turn when the agent waits for input on its
-// stdin. (A conversation of turn processes takes it when the process has exited: nextTurn.)
-func (s *supervisor) sendQueuedLocked(now time.Time) {
-	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.stdin == nil || s.spec.ConverseTurns || s.ending {
-		return
-	}
-	msg, w := s.queue[0], s.stdin
-	s.queue = s.queue[1:]
-	s.beginLocked(now)
-	if s.acp != nil {
-		s.acp.Prompt(msg)
-		s.acpFlushLocked()
-		return
-	}
-	go s.writeIn(w, s.claude.Prompt(msg))
 }
 
 // errStopped says a stop came while a conversation of turn processes waited for a message.

@@ -246,8 +246,7 @@ func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
 		s.writeStatusLocked()
 	}
 	if ev.Type == stream.TypeResult {
-		s.endIfIdleLocked()
-		s.sendQueuedLocked(now)
+		s.conv.turnEndedLocked(now)
 	}
 }
 

@@ -84,10 +84,6 @@ func (c *ttyClient) write(wg *sync.WaitGroup) {
 // serveAttach serves one attached client until it leaves or the agent ends for good.
 func (s *supervisor) serveAttach(c *os.File, req Request, answer func(Reply)) {
 	t := s.term
-	if t == nil {
-		answer(Reply{Error: fmt.Sprintf("%s has no terminal: only agents spawned with --tty can be attached to", s.spec.Name)})
-		return
-	}
 	c.SetDeadline(time.Time{})
 	cl := &ttyClient{c: c, out: make(chan []byte, attachQueue), done: make(chan struct{})}
 	t.mu.Lock()

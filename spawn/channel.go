@@ -249,11 +249,7 @@ func (s *supervisor) serveOne(fd int) {
 		return
 	}
 	if req.Op == OpAttach {
-		s.serveAttach(c, req, answer)
-		return
-	}
-	if r, ok := s.terminalControl(req); ok {
-		answer(r)
+		s.conv.attach(c, req, answer)
 		return
 	}
 	if (req.Op == OpApprove || req.Op == OpDeny) && s.fromOwnTree(int(peer.Pid)) {

@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"agt/stream"
@@ -37,4 +38,19 @@ func (c *terminalTalk) permissionLocked(*stream.Event) bool { return false }
 func (c *terminalTalk) elsewhere() Reply {
 	n := c.s.spec.Name
 	return Reply{Error: fmt.Sprintf("%s runs on a terminal: answer it there ('agt attach %s'), or type with 'agt send --keys %s'", n, n, n)}
+}
+
+func (c *terminalTalk) keys(text string) Reply {
+	s := c.s
+	s.mu.Lock()
+	seq, st := s.seq, s.snap.State
+	s.mu.Unlock()
+	if err := s.term.input([]byte(text)); err != nil {
+		return Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
+	}
+	return Reply{Seq: seq}
+}
+
+func (c *terminalTalk) attach(conn *os.File, req Request, answer func(Reply)) {
+	c.s.serveAttach(conn, req, answer)
 }

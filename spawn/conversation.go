@@ -2,6 +2,7 @@ package spawn
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"agt/config"
@@ -32,6 +33,13 @@ type conversation interface {
 	// --after-turn): want is down from now on, and the agent's input ends when it waits for
 	// input. The caller bounds the wait. A goroutine of the control channel.
 	endAfterTurn() Reply
+	// keys types keystrokes into the agent's terminal (agt send --keys). A goroutine of the
+	// control channel.
+	keys(text string) Reply
+	// attach serves an attached client of the agent's terminal (agt attach) until it leaves
+	// or the agent ends for good: answer takes the reply to the request, after which the
+	// connection carries the terminal. A goroutine of the control channel.
+	attach(c *os.File, req Request, answer func(Reply))
 
 	// permissionLocked sees a permission request the agent waits on (a permission event
 	// without a decision), before it is written: it answers it by the agt.toml policy when a
@@ -51,23 +59,35 @@ func conversationFor(s *supervisor) conversation {
 		return &terminalTalk{s: s}
 	case s.spec.Stdin == config.StdinACP:
 		c := &acpTalk{}
-		c.talk = talk{s: s, w: c}
+		c.talk = talk{noTerminal{s}, s, c}
 		return c
 	case s.spec.Stdin == config.StdinStreamJSON:
 		c := &claudeTalk{}
-		c.talk = talk{s: s, w: c}
+		c.talk = talk{noTerminal{s}, s, c}
 		return c
 	case s.spec.ConverseTurns:
 		c := &turnsTalk{}
-		c.talk = talk{s: s, w: c}
+		c.talk = talk{noTerminal{s}, s, c}
 		return c
 	}
-	return &oneShot{s: s}
+	return &oneShot{noTerminal{s}, s}
 }
 
 // notConversing is the refusal of a request that only a conversation takes.
 func notConversing(s *supervisor) Reply {
 	return Reply{Error: fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)}
+}
+
+// noTerminal is the part of a conversation without a terminal: keystrokes and attaching are
+// refused.
+type noTerminal struct{ s *supervisor }
+
+func (n noTerminal) keys(string) Reply {
+	return Reply{Error: fmt.Sprintf("%s has no terminal: keystrokes need an agent spawned with --tty (agt send without --keys gives a conversation its turn)", n.s.spec.Name)}
+}
+
+func (n noTerminal) attach(_ *os.File, _ Request, answer func(Reply)) {
+	answer(Reply{Error: fmt.Sprintf("%s has no terminal: only agents spawned with --tty can be attached to", n.s.spec.Name)})
 }
 
 // A wire is how a conversation that takes messages reaches the agent; talk calls it, with mu
@@ -91,6 +111,7 @@ type wire interface {
 // talk is what the conversations that take messages share (stream-json, ACP, a process per
 // turn): the requests of the control channel, carried out the same way over each one's wire.
 type talk struct {
+	noTerminal
 	s *supervisor
 	w wire
 }

@@ -44,6 +44,8 @@ func (s *supervisor) control(req Request) Reply {
 		return s.conv.interrupt()
 	case OpAfterTurn:
 		return s.conv.endAfterTurn()
+	case OpKeys:
+		return s.conv.keys(req.Text)
 	}
 	return Reply{Error: fmt.Sprintf("unknown request %q; want send, approve, deny or interrupt", req.Op)}
 }

@@ -380,28 +380,3 @@ func (s *supervisor) typeText(text string) (bool, error) {
 
 // typeConfirm bounds the wait for a program to show that it took what agt send typed.
 const typeConfirm = 3 * time.Second
-
-// terminalControl carries out the requests of the control channel that a terminal agent
-// answers otherwise than a conversation: keys, and send, which types. ok is false for the
-// requests it leaves to control.
-func (s *supervisor) terminalControl(req Request) (r Reply, ok bool) {
-	if req.Op == OpKeys && s.term == nil {
-		return Reply{Error: fmt.Sprintf("%s has no terminal: keystrokes need an agent spawned with --tty (agt send without --keys gives a conversation its turn)", s.spec.Name)}, true
-	}
-	if s.term == nil {
-		return Reply{}, false
-	}
-	s.mu.Lock()
-	seq, st := s.seq, s.snap.State
-	s.mu.Unlock()
-	switch req.Op {
-	case OpKeys:
-		if err := s.term.input([]byte(req.Text)); err != nil {
-			return Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}, true
-		}
-		return Reply{Seq: seq}, true
-	case OpSend:
-		return Reply{}, false // the conversation types it
-	}
-	return Reply{Error: fmt.Sprintf("%s runs on a terminal: answer it there ('agt attach %s'), or type with 'agt send --keys %s'", s.spec.Name, s.spec.Name, s.spec.Name)}, true
-}

@@ -47,3 +47,34 @@ func (c *acpTalk) interruptLocked(now time.Time) (func() error, string) {
 }
 
 func (c *acpTalk) closeLocked() { c.s.acpw.closeAfter() } // the end of its input: the agent exits
+
+// plan: the protocol resumes the session (session/load), which then waits for the next
+// message, as a conversation does; the argv is the same.
+func (c *acpTalk) plan(resumed bool, prompt *string) startPlan {
+	p := startPlan{argv: c.s.spec.Argv, prompt: prompt, resumed: resumed}
+	if resumed {
+		p.prompt = nil
+	}
+	return p
+}
+
+func (c *acpTalk) open(p startPlan, env []string) (stdio, error) {
+	return c.s.pipes(p.prompt, env, true)
+}
+
+// startedLocked begins the protocol on the new run's stdin; the prompt goes as session/prompt
+// once the session is open.
+func (c *acpTalk) startedLocked(fds stdio, p startPlan, resume string) {
+	s := c.s
+	if s.stdin != nil {
+		s.stdin.Close() // the last run's
+	}
+	s.stdin = fds.in
+	s.acpStartLocked(fds.in, resume, p.prompt)
+}
+
+// begin waits for the handshake (connect).
+func (c *acpTalk) begin(g *generation, fds stdio) error {
+	readLines(c.s, g, fds)
+	return c.s.connect(g, c.s.spec.Argv[0])
+}

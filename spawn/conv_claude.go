@@ -52,3 +52,30 @@ func (c *claudeTalk) closeLocked() {
 		}()
 	}
 }
+
+// plan: a conversation resumes where it was, waiting for the next message.
+func (c *claudeTalk) plan(resumed bool, prompt *string) startPlan {
+	if resumed {
+		return startPlan{argv: c.s.spec.Resume, resumed: true}
+	}
+	return c.s.plan(false, prompt)
+}
+
+func (c *claudeTalk) open(p startPlan, env []string) (stdio, error) {
+	return c.s.pipes(p.prompt, env, true)
+}
+
+// startedLocked keeps the new run's stdin, and writes the prompt there: the first turn.
+func (c *claudeTalk) startedLocked(fds stdio, p startPlan, _ string) {
+	s := c.s
+	if s.stdin != nil {
+		s.stdin.Close() // the last run's
+	}
+	s.stdin = fds.in
+	if p.prompt != nil {
+		line := s.claude.Prompt(*p.prompt)
+		go s.writeIn(fds.in, line)
+	}
+}
+
+func (c *claudeTalk) begin(g *generation, fds stdio) error { return readLines(c.s, g, fds) }

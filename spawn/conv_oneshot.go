@@ -20,3 +20,13 @@ func (c *oneShot) endAfterTurn() Reply                 { return notConversing(c.
 func (c *oneShot) turnEndedLocked(time.Time)           {}
 func (c *oneShot) interrupt() Reply                    { return notConversing(c.s) }
 func (c *oneShot) permissionLocked(*stream.Event) bool { return false }
+
+func (c *oneShot) plan(resumed bool, prompt *string) startPlan { return c.s.plan(resumed, prompt) }
+
+func (c *oneShot) open(p startPlan, env []string) (stdio, error) {
+	return c.s.pipes(p.prompt, env, false)
+}
+
+func (c *oneShot) startedLocked(stdio, startPlan, string) {}
+
+func (c *oneShot) begin(g *generation, fds stdio) error { return readLines(c.s, g, fds) }

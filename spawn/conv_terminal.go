@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"agt/config"
 	"agt/stream"
 )
 
@@ -53,4 +54,30 @@ func (c *terminalTalk) keys(text string) Reply {
 
 func (c *terminalTalk) attach(conn *os.File, req Request, answer func(Reply)) {
 	c.s.serveAttach(conn, req, answer)
+}
+
+func (c *terminalTalk) plan(resumed bool, prompt *string) startPlan { return c.s.plan(resumed, prompt) }
+
+// open makes the terminal of a new run: the agent's stdin, stdout and stderr, which becomes its
+// controlling one. A prompt the argv does not take is typed once the agent waits.
+func (c *terminalTalk) open(p startPlan, env []string) (stdio, error) {
+	s := c.s
+	s.mu.Lock()
+	lastExit := s.exitTextLocked()
+	if p.prompt != nil && !p.resumed && !config.NeedsPrompt(p.argv) {
+		s.typePrompt = p.prompt
+	}
+	s.mu.Unlock()
+	ptmx, tty, err := s.term.open(lastExit, s.now())
+	if err != nil {
+		return stdio{}, err
+	}
+	return stdio{child: []*os.File{tty, tty, tty}, out: ptmx, env: termEnv(env, s.spec.Term), ctty: true}, nil
+}
+
+func (c *terminalTalk) startedLocked(stdio, startPlan, string) {}
+
+func (c *terminalTalk) begin(g *generation, fds stdio) error {
+	g.readers = c.s.readTTY(fds.out)
+	return nil
 }

@@ -64,3 +64,29 @@ func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
 }
 
 func (c *turnsTalk) closeLocked() { close(c.s.endC) } // no next turn: nextTurn, or the main loop between turns, ends
+
+// plan: the next turn's process runs with the message as its prompt, in the session when the
+// agent saved it, else in a fresh one. Any other start is as usual.
+func (c *turnsTalk) plan(resumed bool, prompt *string) startPlan {
+	s := c.s
+	s.mu.Lock()
+	next := s.next
+	s.next, s.interrupted = nil, false
+	s.mu.Unlock()
+	if next == nil {
+		return s.plan(resumed, prompt)
+	}
+	p := startPlan{argv: s.spec.Argv, prompt: next, resumed: resumed, begun: true}
+	if resumed {
+		p.argv = s.spec.Resume
+	}
+	return p
+}
+
+func (c *turnsTalk) open(p startPlan, env []string) (stdio, error) {
+	return c.s.pipes(p.prompt, env, false)
+}
+
+func (c *turnsTalk) startedLocked(stdio, startPlan, string) {}
+
+func (c *turnsTalk) begin(g *generation, fds stdio) error { return readLines(c.s, g, fds) }

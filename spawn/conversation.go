@@ -20,6 +20,22 @@ import (
 // memory only and never waits (a write to the agent goes to a goroutine, or is returned to be
 // done once mu is let go). The others run without mu, and take it as they need.
 type conversation interface {
+	// plan says what a start runs: the argv template, and the prompt the agent is given, from
+	// the record's prompt (nil for none) and whether the start resumes the agent's session.
+	// The main goroutine.
+	plan(resumed bool, prompt *string) startPlan
+	// open makes the agent's standard files for a start, env its environment. The main
+	// goroutine.
+	open(p startPlan, env []string) (stdio, error)
+	// startedLocked takes what open made over once the agent runs: the input of a
+	// conversation on it, and the first lines to write there. resume is the session the start
+	// resumes, "" for none. The main goroutine.
+	startedLocked(fds stdio, p startPlan, resume string)
+	// begin starts reading the output of a start (g.readers closes when it is read to its
+	// end) and returns once the agent can take messages: at once, but for a protocol with a
+	// handshake. An error means the run is over, its tree gone. The main goroutine.
+	begin(g *generation, fds stdio) error
+
 	// send delivers a user message (agt send): at once when the agent waits for input, else
 	// when its running turn ends, if req.Queue says so. A goroutine of the control channel.
 	send(req Request) Reply
@@ -60,6 +76,8 @@ func conversationFor(s *supervisor) conversation {
 	case s.spec.Stdin == config.StdinACP:
 		c := &acpTalk{}
 		c.talk = talk{noTerminal{s}, s, c}
+		// The protocol resumes a session (session/load), and a resume runs the start argv.
+		s.spec.Resume = s.spec.Argv
 		return c
 	case s.spec.Stdin == config.StdinStreamJSON:
 		c := &claudeTalk{}
@@ -88,6 +106,12 @@ func (n noTerminal) keys(string) Reply {
 
 func (n noTerminal) attach(_ *os.File, _ Request, answer func(Reply)) {
 	answer(Reply{Error: fmt.Sprintf("%s has no terminal: only agents spawned with --tty can be attached to", n.s.spec.Name)})
+}
+
+// readLines is how a start's output is read but on a terminal: stdout and stderr line by line.
+func readLines(s *supervisor, g *generation, fds stdio) error {
+	g.readers = s.read(fds.out, fds.err)
+	return nil
 }
 
 // A wire is how a conversation that takes messages reaches the agent; talk calls it, with mu

@@ -27,117 +27,101 @@ type generation struct {
 }
 
 // start launches the agent in its own session with stdout and stderr on pipes and stdin on
-// /dev/null (or the prompt, for kinds that read it there), records its identity and emits
-// spawned and state events. StartResume resumes the agent's session where the kind can and the
-// session was saved, with the resume prompt instead of the original one; else, and for
-// StartNew and StartFresh, it starts afresh with the original prompt.
+// /dev/null (or what its conversation gives it), records its identity and emits spawned and
+// state events. StartResume resumes the agent's session where the kind can and the session was
+// saved, with the resume prompt instead of the original one; else, and for StartNew and
+// StartFresh, it starts afresh with the original prompt.
 func (s *supervisor) start(mode string) (*generation, error) {
-	spawned, outR, errR, err := s.launch(mode)
+	spawned, fds, err := s.launch(mode)
 	if err != nil {
 		return nil, err
 	}
-	g := &generation{spawned: spawned, started: time.Now(), outR: outR, errR: errR}
-	if s.spec.TTY {
-		g.readers = s.readTTY(outR)
-	} else {
-		g.readers = s.read(outR, errR)
-	}
-	if s.acp != nil {
-		if err := s.connect(g, s.spec.Argv[0]); err != nil {
-			return nil, err
-		}
+	g := &generation{spawned: spawned, started: time.Now(), outR: fds.out, errR: fds.err}
+	if err := s.conv.begin(g, fds); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
 
-func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, err error) {
+// startPlan is what a start runs, as its conversation planned it.
+type startPlan struct {
+	argv    []string // the argv template
+	prompt  *string  // the prompt the agent is given; nil for none
+	resumed bool     // the start resumes the agent's session
+	begun   bool     // the start is of a turn already under way (the next turn process)
+}
+
+// plan is how most starts go: a resume runs the resume argv with the resume prompt (the
+// original one is not sent again); a start runs the start argv with the original prompt.
+func (s *supervisor) plan(resumed bool, prompt *string) startPlan {
+	if !resumed {
+		return startPlan{argv: s.spec.Argv, prompt: prompt}
+	}
+	rp := s.spec.ResumePrompt
+	if rp == "" {
+		rp = config.DefaultResumePrompt
+	}
+	return startPlan{argv: s.spec.Resume, prompt: &rp, resumed: true}
+}
+
+// stdio is what a start gives the agent for its standard files, and what the supervisor keeps.
+type stdio struct {
+	child []*os.File // the agent's stdin, stdout and stderr: closed once it started
+	out   *os.File   // ours to read: its stdout (and stderr, on a terminal)
+	err   *os.File   // ours to read: its stderr; nil on a terminal
+	in    *os.File   // ours to write: its stdin, for a conversation on it; else nil
+	env   []string   // its environment
+	ctty  bool       // child[0] becomes its controlling terminal
+}
+
+func (fds stdio) closeOurs() {
+	fds.out.Close()
+	fds.err.Close() // nil on a terminal: a no-op
+	fds.in.Close()
+}
+
+func (s *supervisor) launch(mode string) (spawned []byte, fds stdio, err error) {
 	s.instance = newInstance()
-	tmpl := s.spec.Argv
 	prompt, err := s.prompt()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, fds, err
 	}
 	session, resumed := s.session(mode)
-	s.mu.Lock()
-	next := s.next
-	s.next, s.interrupted = nil, false
-	s.mu.Unlock()
-	switch {
-	case s.spec.Stdin == config.StdinACP:
-		// The protocol resumes the session (session/load), which then waits for the next
-		// message, as a conversation does; the argv is the same.
-		if resumed {
-			prompt = nil
-		}
-	case next != nil:
-		// The next turn of a conversation of turn processes: the message is the prompt, in
-		// the session when the agent saved it, else in a fresh one.
-		if resumed {
-			tmpl = s.spec.Resume
-		}
-		prompt = next
-	case resumed && s.spec.Stdin == config.StdinStreamJSON:
-		// A conversation resumes where it was: waiting for the next message.
-		tmpl, prompt = s.spec.Resume, nil
-	case resumed:
-		// The session goes on: the original prompt is not sent again.
-		tmpl = s.spec.Resume
-		rp := s.spec.ResumePrompt
-		if rp == "" {
-			rp = config.DefaultResumePrompt
-		}
-		prompt = &rp
-	}
-	vals := s.tokens(prompt, session)
+	p := s.conv.plan(resumed, prompt)
+	vals := s.tokens(p.prompt, session)
 	if resumed {
 		vals["AGT_PROMPT_FILE"] = "" // it holds the original prompt, which a resume does not send
 	}
 	env := s.agentEnv(vals)
-	argv, err := config.Expand(tmpl, vals)
+	argv, err := config.Expand(p.argv, vals)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, fds, err
 	}
 	if len(argv) == 0 || argv[0] == "" {
-		return nil, nil, nil, errors.New("no command to run")
+		return nil, fds, errors.New("no command to run")
 	}
 	// What events show: the prompt replaced by its size (R27).
-	if prompt != nil {
-		vals["AGT_PROMPT"] = fmt.Sprintf("<prompt: %d bytes>", len(*prompt))
+	if p.prompt != nil {
+		vals["AGT_PROMPT"] = fmt.Sprintf("<prompt: %d bytes>", len(*p.prompt))
 	}
-	shown, _ := config.Expand(tmpl, vals)
+	shown, _ := config.Expand(p.argv, vals)
 
 	if fi, err := os.Stat(s.spec.Cwd); err != nil || !fi.IsDir() {
 		// Before the command is looked for: a missing directory is no missing program.
-		return nil, nil, nil, fmt.Errorf("could not start %s: its working directory %s is gone; make it again, or agt rm %s", argv[0], s.spec.Cwd, s.spec.Name)
+		return nil, fds, fmt.Errorf("could not start %s: its working directory %s is gone; make it again, or agt rm %s", argv[0], s.spec.Cwd, s.spec.Name)
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
-			return nil, nil, nil, fmt.Errorf("could not start %s: executable not found in $PATH; is it installed?%s", argv[0], installHint(s.spec.Kind, argv[0]))
+			return nil, fds, fmt.Errorf("could not start %s: executable not found in $PATH; is it installed?%s", argv[0], installHint(s.spec.Kind, argv[0]))
 		}
-		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
+		return nil, fds, fmt.Errorf("could not start %s: %w", argv[0], errors.Unwrap(err))
 	}
-	var child []*os.File // the child's ends, closed once it started
-	var stdinW *os.File
-	if s.spec.TTY {
-		// The agent's stdin, stdout and stderr are its terminal, which becomes its controlling one.
-		s.mu.Lock()
-		lastExit := s.exitTextLocked()
-		if prompt != nil && !resumed && !config.NeedsPrompt(tmpl) {
-			s.typePrompt = prompt // typed once it waits
-		}
-		s.mu.Unlock()
-		var tty *os.File
-		outR, tty, err = s.term.open(lastExit, s.now())
-		child, env = []*os.File{tty, tty, tty}, termEnv(env, s.spec.Term)
-	} else {
-		child, outR, errR, stdinW, err = s.pipes(prompt)
-	}
-	if err != nil {
-		return nil, nil, nil, err
+	if fds, err = s.conv.open(p, env); err != nil {
+		return nil, fds, err
 	}
 	defer func() {
-		for _, f := range child {
+		for _, f := range fds.child {
 			f.Close()
 		}
 	}()
@@ -146,36 +130,21 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	// fails with EPERM).
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Dir:   s.spec.Cwd,
-		Env:   env,
-		Files: []uintptr{child[0].Fd(), child[1].Fd(), child[2].Fd()},
-		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: s.spec.TTY, Ctty: 0},
+		Env:   fds.env,
+		Files: []uintptr{fds.child[0].Fd(), fds.child[1].Fd(), fds.child[2].Fd()},
+		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: fds.ctty, Ctty: 0},
 	})
 	if err != nil {
-		outR.Close()
-		errR.Close() // nil for a terminal agent: a no-op
-		stdinW.Close()
-		return nil, nil, nil, fmt.Errorf("could not start %s: %w", argv[0], err)
+		fds.closeOurs()
+		return nil, fds, fmt.Errorf("could not start %s: %w", argv[0], err)
 	}
-	if stdinW != nil {
-		s.mu.Lock() // control handlers read it
-		if s.stdin != nil {
-			s.stdin.Close() // the last run's
-		}
-		s.stdin = stdinW
-		if s.acp != nil {
-			resume := ""
-			if resumed {
-				resume = session
-			}
-			// The prompt goes as session/prompt, once the session is open.
-			s.acpStartLocked(stdinW, resume, prompt)
-		}
-		s.mu.Unlock()
-		if prompt != nil && s.acp == nil {
-			// The prompt: the first turn.
-			go s.writeIn(stdinW, s.claude.Prompt(*prompt))
-		}
+	resume := ""
+	if resumed {
+		resume = session
 	}
+	s.mu.Lock() // control handlers read what the conversation keeps
+	s.conv.startedLocked(fds, p, resume)
+	s.mu.Unlock()
 	leader := pids.Identity{PID: pid}
 	if id, err := pids.Of(pid); err == nil {
 		leader = id
@@ -202,38 +171,38 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	// A plain command is running from the start: nothing it says or keeps quiet changes that.
 	// So is the next turn process of a conversation: its turn began with the message.
 	first := stream.Starting
-	if s.machine.Mode == stream.Plain || next != nil {
+	if s.machine.Mode == stream.Plain || p.begun {
 		first = stream.Running
 	}
 	s.setStateLocked(first, "", now)
 	switch {
-	case prompt != nil:
+	case p.prompt != nil:
 		s.snap = s.machine.Begin(s.snap, now) // a turn is under way from its prompt
 	case s.machine.InputOpen:
 		s.setStateLocked(stream.Waiting, stream.ReasonInput, now) // a conversation with no word yet
 	}
 	s.writeStatusLocked() // the new run's pid, even if it was starting already
-	return spawned, outR, errR, nil
+	return spawned, fds, nil
 }
 
-// pipes makes the agent's stdout and stderr pipes and its stdin: the child's ends (stdin,
-// stdout, stderr) and ours. Kinds that converse on stdin get a pipe that stays open between
-// turns (stdinW); the prompt is the first user message. Kinds that read their prompt there get
-// it as a file, read to its end. Others get /dev/null: Codex and opencode hang on an open pipe.
-func (s *supervisor) pipes(prompt *string) (child []*os.File, outR, errR, stdinW *os.File, err error) {
+// pipes makes the agent's stdout and stderr pipes and its stdin. A conversation on stdin
+// (converse) gets a pipe that stays open between turns (fds.in). Kinds that read their prompt
+// there get it as a file, read to its end. Others get /dev/null: Codex and opencode hang on an
+// open pipe.
+func (s *supervisor) pipes(prompt *string, env []string, converse bool) (stdio, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return stdio{}, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return nil, nil, nil, nil, err
+		return stdio{}, err
 	}
-	var stdin *os.File
+	var stdin, stdinW *os.File
 	switch {
-	case config.StdinConverses(s.spec.Stdin):
+	case converse:
 		stdin, stdinW, err = os.Pipe()
 	case s.spec.Stdin == config.StdinPrompt && prompt != nil:
 		stdin, err = promptFile(*prompt)
@@ -244,9 +213,9 @@ func (s *supervisor) pipes(prompt *string) (child []*os.File, outR, errR, stdinW
 		for _, f := range []*os.File{outR, outW, errR, errW} {
 			f.Close()
 		}
-		return nil, nil, nil, nil, err
+		return stdio{}, err
 	}
-	return []*os.File{stdin, outW, errW}, outR, errR, stdinW, nil
+	return stdio{child: []*os.File{stdin, outW, errW}, out: outR, err: errR, in: stdinW, env: env}, nil
 }
 
 // session decides how a start of the given mode treats the agent's session: it returns the
@@ -327,11 +296,9 @@ func (s *supervisor) tokens(prompt *string, session string) map[string]string {
 	return vals
 }
 
-// resumes reports whether the kind can resume a session: by its resume argv, or by the
-// protocol (ACP's session/load).
-func (s *supervisor) resumes() bool {
-	return len(s.spec.Resume) > 0 || s.spec.Stdin == config.StdinACP
-}
+// resumes reports whether the kind can resume a session: by its resume argv (ACP's
+// conversation makes it the start argv: the protocol resumes, with session/load).
+func (s *supervisor) resumes() bool { return len(s.spec.Resume) > 0 }
 
 // installHint is " (npm i -g …)" when the built-in kind of that name runs program and says how
 // to install it, else "".

@@ -10,7 +10,7 @@ import (
 // an agent given its one prompt (in its argv, or as a file on stdin). Every request to talk to
 // it is refused.
 type oneShot struct {
-	noTerminal
+	base
 	s *supervisor
 }
 

@@ -12,7 +12,10 @@ import (
 // terminalTalk is the conversation of an agent on a terminal (spawn --tty): what agt send
 // gives it is typed, as a person would, and every other answer is the person's to give on the
 // terminal itself (agt attach).
-type terminalTalk struct{ s *supervisor }
+type terminalTalk struct {
+	base
+	s *supervisor
+}
 
 func (c *terminalTalk) send(req Request) Reply {
 	s := c.s

@@ -66,29 +66,41 @@ type conversation interface {
 	// asked to after the turn, or the next message held for the turn's end goes. The reader
 	// of the agent's output.
 	turnEndedLocked(now time.Time)
+	// lineLocked follows each line of the agent's output, once its events are written.
+	// The reader of the agent's output.
+	lineLocked(line []byte, stderr bool)
+	// nextLocked is the state an event of the agent (nil: the passing of time) moves it to:
+	// next, as the state machine has it, unless the conversation knows better. The reader of
+	// the agent's output, or the main loop.
+	nextLocked(ev *stream.Event, next stream.Snapshot, now time.Time) stream.Snapshot
+
+	// stoppingLocked says what the conversation has to say before a stop's signal. The main
+	// loop.
+	stoppingLocked(now time.Time)
 }
 
 // conversationFor is the conversation of the agent s supervises.
 func conversationFor(s *supervisor) conversation {
 	switch {
 	case s.spec.TTY:
-		return &terminalTalk{s: s}
-	case s.spec.Stdin == config.StdinACP:
-		c := &acpTalk{}
-		c.talk = talk{noTerminal{s}, s, c}
-		// The protocol resumes a session (session/load), and a resume runs the start argv.
-		s.spec.Resume = s.spec.Argv
-		return c
-	case s.spec.Stdin == config.StdinStreamJSON:
+		return &terminalTalk{base{s}, s}
+	case s.spec.Stdin == config.StdinACP && isProtocol(s.dec):
+		return newACPTalk(s, s.dec.(protocol))
+	case config.StdinConverses(s.spec.Stdin): // stream-json (or acp without its client: a hand-edited record)
 		c := &claudeTalk{}
-		c.talk = talk{noTerminal{s}, s, c}
+		c.talk = talk{base{s}, s, c}
 		return c
 	case s.spec.ConverseTurns:
 		c := &turnsTalk{}
-		c.talk = talk{noTerminal{s}, s, c}
+		c.talk = talk{base{s}, s, c}
 		return c
 	}
-	return &oneShot{noTerminal{s}, s}
+	return &oneShot{base{s}, s}
+}
+
+func isProtocol(d stream.Decoder) bool {
+	_, ok := d.(protocol)
+	return ok
 }
 
 // notConversing is the refusal of a request that only a conversation takes.
@@ -96,15 +108,24 @@ func notConversing(s *supervisor) Reply {
 	return Reply{Error: fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)}
 }
 
-// noTerminal is the part of a conversation without a terminal: keystrokes and attaching are
-// refused.
-type noTerminal struct{ s *supervisor }
+// base is what a conversation does unless it says otherwise: it has no terminal (keystrokes
+// and attaching are refused), adds nothing to the event path, and has nothing to say before a
+// stop.
+type base struct{ s *supervisor }
 
-func (n noTerminal) keys(string) Reply {
+func (base) lineLocked([]byte, bool) {}
+
+func (base) nextLocked(_ *stream.Event, next stream.Snapshot, _ time.Time) stream.Snapshot {
+	return next
+}
+
+func (base) stoppingLocked(time.Time) {}
+
+func (n base) keys(string) Reply {
 	return Reply{Error: fmt.Sprintf("%s has no terminal: keystrokes need an agent spawned with --tty (agt send without --keys gives a conversation its turn)", n.s.spec.Name)}
 }
 
-func (n noTerminal) attach(_ *os.File, _ Request, answer func(Reply)) {
+func (n base) attach(_ *os.File, _ Request, answer func(Reply)) {
 	answer(Reply{Error: fmt.Sprintf("%s has no terminal: only agents spawned with --tty can be attached to", n.s.spec.Name)})
 }
 
@@ -135,7 +156,7 @@ type wire interface {
 // talk is what the conversations that take messages share (stream-json, ACP, a process per
 // turn): the requests of the control channel, carried out the same way over each one's wire.
 type talk struct {
-	noTerminal
+	base
 	s *supervisor
 	w wire
 }

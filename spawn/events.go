@@ -62,9 +62,6 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 	switch {
 	case stderr:
 		s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
-		if s.acp != nil {
-			s.keepStderrLocked(line)
-		}
 		if !truncated {
 			s.events = s.dec.DecodeStderr(s.events, line)
 		}
@@ -97,9 +94,7 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 		}
 		s.observeLocked(ev, now)
 	}
-	if s.acp != nil && !stderr {
-		s.acpLineLocked()
-	}
+	s.conv.lineLocked(line, stderr)
 	if flush || len(s.pending) >= maxPending {
 		s.flushLocked()
 	}
@@ -236,12 +231,7 @@ func (s *supervisor) recordLocked(ev *stream.Event) {
 
 // observeLocked feeds an event to the state machine, writing the status when the state moved.
 func (s *supervisor) observeLocked(ev *stream.Event, now time.Time) {
-	next := s.machine.Event(s.snap, ev, now)
-	if s.acp != nil && !s.acp.Open() && ev.Type != stream.TypePermission && ev.Type != stream.TypeResult {
-		// ACP's turns are its prompts: an update that comes after the prompt's answer (or
-		// a session opened with no prompt) is a late note, not a new turn.
-		next = s.machine.Active(s.snap, now)
-	}
+	next := s.conv.nextLocked(ev, s.machine.Event(s.snap, ev, now), now)
 	if s.moveLocked(next, now) {
 		s.writeStatusLocked()
 	}

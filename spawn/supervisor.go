@@ -103,15 +103,6 @@ type supervisor struct {
 	sigs           signals         // the supervisor's own signals, for the waits outside run (connect)
 	conv           conversation    // how agt talks to the agent
 
-	// ACP agents (stdin "acp"): the client of the protocol (the decoder), the writer of its
-	// lines, a kick for connect at every line decoded, the last stderr lines of the run, and
-	// whether connect has returned and a later failure has ended the run.
-	acp        *stream.ACP
-	acpw       *acpWriter
-	acpKick    chan struct{}
-	stderrTail []string
-	connected  bool
-	acpEnded   bool
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
@@ -473,10 +464,6 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		endC:    make(chan struct{}),
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
-		acpKick: make(chan struct{}, 1),
-	}
-	if acp, ok := s.dec.(*stream.ACP); ok {
-		s.acp = acp
 	}
 	s.conv = conversationFor(s)
 	s.startStatusWriter()

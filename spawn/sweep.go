@@ -76,7 +76,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		s.wantDown() // a plain SIGTERM is a stop too
 		graceAt = s.stopDeadline(time.Now(), true)
 		s.mu.Lock()
-		s.acpStopLocked(time.Now()) // pending requests answered cancelled, before the signal
+		s.conv.stoppingLocked(time.Now()) // before the signal
 		s.setStateLocked(stream.Stopping, reason, time.Now())
 		s.writeStatusLocked()
 		s.mu.Unlock()

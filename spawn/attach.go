@@ -81,9 +81,9 @@ func (c *ttyClient) write(wg *sync.WaitGroup) {
 	}
 }
 
-// serveAttach serves one attached client until it leaves or the agent ends for good.
-func (s *supervisor) serveAttach(c *os.File, req Request, answer func(Reply)) {
-	t := s.term
+// attach serves one attached client until it leaves or the agent ends for good.
+func (tt *terminalTalk) attach(c *os.File, req Request, answer func(Reply)) {
+	s, t := tt.s, tt.term
 	c.SetDeadline(time.Time{})
 	cl := &ttyClient{c: c, out: make(chan []byte, attachQueue), done: make(chan struct{})}
 	t.mu.Lock()

@@ -57,7 +57,7 @@ type protocol interface {
 
 func newACPTalk(s *supervisor, p protocol) *acpTalk {
 	c := &acpTalk{p: p, kick: make(chan struct{}, 1)}
-	c.talk = talk{base{s}, s, c}
+	c.talk = newTalk(s, c)
 	// The protocol resumes a session (session/load), and a resume runs the start argv.
 	s.spec.Resume = s.spec.Argv
 	return c

@@ -77,22 +77,25 @@ type conversation interface {
 	// stoppingLocked says what the conversation has to say before a stop's signal. The main
 	// loop.
 	stoppingLocked(now time.Time)
+	// end lets go of what the conversation holds, once the agent is over for good and its
+	// final status written (a terminal's attached clients get the last output).
+	end()
 }
 
 // conversationFor is the conversation of the agent s supervises.
 func conversationFor(s *supervisor) conversation {
 	switch {
 	case s.spec.TTY:
-		return &terminalTalk{base{s}, s}
+		return newTerminalTalk(s)
 	case s.spec.Stdin == config.StdinACP && isProtocol(s.dec):
 		return newACPTalk(s, s.dec.(protocol))
 	case config.StdinConverses(s.spec.Stdin): // stream-json (or acp without its client: a hand-edited record)
 		c := &claudeTalk{}
-		c.talk = talk{base{s}, s, c}
+		c.talk = newTalk(s, c)
 		return c
 	case s.spec.ConverseTurns:
 		c := &turnsTalk{}
-		c.talk = talk{base{s}, s, c}
+		c.talk = newTalk(s, c)
 		return c
 	}
 	return &oneShot{base{s}, s}
@@ -120,6 +123,8 @@ func (base) nextLocked(_ *stream.Event, next stream.Snapshot, _ time.Time) strea
 }
 
 func (base) stoppingLocked(time.Time) {}
+
+func (base) end() {}
 
 func (n base) keys(string) Reply {
 	return Reply{Error: fmt.Sprintf("%s has no terminal: keystrokes need an agent spawned with --tty (agt send without --keys gives a conversation its turn)", n.s.spec.Name)}
@@ -159,6 +164,13 @@ type talk struct {
 	base
 	s *supervisor
 	w wire
+}
+
+// newTalk is the part of conversation c that takes messages over w: its input is open
+// between turns, where it waits for the next message.
+func newTalk(s *supervisor, w wire) talk {
+	s.machine.InputOpen = true
+	return talk{base{s}, s, w}
 }
 
 // liveLocked says why the agent cannot take the request op now; "" when it can.

@@ -358,3 +358,14 @@ func (s *supervisor) recordExitLocked(exit *stream.Exit, now time.Time) {
 	s.appendLocked(&ev, now)
 	s.flushLocked()
 }
+
+func (s *supervisor) appendEventsLocked(now time.Time) {
+	for i := range s.events {
+		s.appendLocked(&s.events[i], now)
+	}
+}
+
+// tickLocked applies the transitions of silence due at now and reports whether the state moved.
+func (s *supervisor) tickLocked(now time.Time) bool {
+	return s.moveLocked(s.conv.nextLocked(nil, s.machine.Tick(s.snap, now), now), now)
+}

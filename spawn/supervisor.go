@@ -97,11 +97,8 @@ type supervisor struct {
 	recordGone     chan struct{}
 	recordGoneOnce sync.Once
 	lock           *state.Lock
-	term           *terminal       // a terminal agent's pty, log and clients; nil for others
-	text           stream.TermText // a terminal agent's output as text
-	typePrompt     *string         // a terminal agent's prompt, typed once it first waits
-	sigs           signals         // the supervisor's own signals, for the waits outside run (connect)
-	conv           conversation    // how agt talks to the agent
+	sigs           signals      // the supervisor's own signals, for the waits outside run (connect)
+	conv           conversation // how agt talks to the agent
 
 }
 
@@ -467,9 +464,6 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	}
 	s.conv = conversationFor(s)
 	s.startStatusWriter()
-	if spec.TTY {
-		s.term = newTerminal(spec, a)
-	}
 	now := time.Now()
 	s.status = state.Status{
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
@@ -506,18 +500,15 @@ func openSupervisor(root, name string) (*supervisor, error) {
 }
 
 // machineFor is the state machine of the agent spec describes: structured agents follow their
-// turns, plain commands run while they live.
+// turns, plain commands run while they live. Its conversation adds what is its own (a
+// terminal's timing, input open between turns).
 func machineFor(spec *state.Spec) stream.Machine {
 	m := stream.Machine{
 		IdleAfter:  time.Duration(spec.IdleAfter),
 		StaleAfter: time.Duration(spec.StaleAfter),
 		StallAfter: time.Duration(spec.StallAfter),
-		InputOpen:  config.StdinConverses(spec.Stdin) || spec.ConverseTurns,
 	}
-	switch {
-	case spec.TTY:
-		m.Mode, m.Prompts = stream.Terminal, prompts(spec)
-	case spec.Format != "" && spec.Format != "text":
+	if spec.Format != "" && spec.Format != "text" {
 		m.Mode = stream.Turns
 	}
 	return m
@@ -556,13 +547,32 @@ func (s *supervisor) close() {
 		s.log.Close()
 	}
 	s.mu.Unlock()
-	if s.term != nil {
-		s.term.end() // attached clients get the last output, then the end
-	}
+	s.conv.end()
 	if s.hooks != nil {
 		// The final status is written: let go of the lock, so that agt wait and agt stop
 		// return now, then give the end its hook, which never holds them up.
 		s.lock.Close()
 		s.hooks.finish()
 	}
+}
+
+// TestOnlyClock, when set, is the clock of the supervisor's state machine: tests make the
+// timing of a terminal agent exact with it instead of sleeping. Users never set it.
+var TestOnlyClock func() time.Time
+
+// now is the time as the state machine sees it.
+func (s *supervisor) now() time.Time {
+	if TestOnlyClock != nil {
+		return TestOnlyClock()
+	}
+	return time.Now()
+}
+
+// dueIn is how long the main loop sleeps before a transition due at when: never less than a
+// second (a tick costs a status write), unless a test drives the clock, which it then watches.
+func (s *supervisor) dueIn(when time.Time) time.Duration {
+	if TestOnlyClock != nil {
+		return 10 * time.Millisecond
+	}
+	return max(when.Sub(time.Now()), time.Second)
 }

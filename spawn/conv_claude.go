@@ -2,53 +2,64 @@ package spawn
 
 import (
 	"fmt"
+	"os"
+	"sync"
 	"time"
+
+	"agt/stream"
 )
 
 // claudeTalk is the conversation of an agent that takes Claude's stream-json on its stdin
 // (stdin "stream-json"): one process for the whole conversation, each message a user message
 // line on its stdin, each permission request answered there with a control_response, an
 // interrupt a control_request (stream.ClaudeInput writes the lines). The pipe stays open
-// between turns; closing it ends the agent.
+// between turns; closing it ends the agent. The supervisor is its one writer.
 type claudeTalk struct {
 	talk
+	lines stream.ClaudeInput
+	in    *os.File   // the running generation's stdin; nil before the first start. mu guards it
+	inMu  sync.Mutex // serializes writes to in (held for the write, never with mu)
+}
+
+func newClaudeTalk(s *supervisor) *claudeTalk {
+	c := &claudeTalk{}
+	c.talk = newTalk(s, c)
+	return c
 }
 
 func (c *claudeTalk) inputLocked(string) string {
-	if c.s.stdin == nil {
+	if c.in == nil {
 		return fmt.Sprintf("%s has no input open", c.s.spec.Name)
 	}
 	return ""
 }
 
 func (c *claudeTalk) deliverLocked(text string) (func() error, bool) {
-	w, line := c.s.stdin, c.s.claude.Prompt(text)
-	return func() error { return c.s.writeIn(w, line) }, true
+	return c.writer(c.lines.Prompt(text)), true
 }
 
 func (c *claudeTalk) replyLocked(p *Permission, allow, always bool, message string) (func() error, error) {
-	line := c.s.claude.Allow(p.ID, p.Input, p.Options, always)
-	if !allow {
-		if message == "" {
-			message = "denied with agt deny"
-		}
-		line = c.s.claude.Deny(p.ID, message)
+	if allow {
+		return c.writer(c.lines.Allow(p.ID, p.Input, p.Options, always)), nil
 	}
-	w := c.s.stdin
-	return func() error { return c.s.writeIn(w, line) }, nil
+	if message == "" {
+		message = "denied with agt deny"
+	}
+	return c.writer(c.lines.Deny(p.ID, message)), nil
 }
 
 func (c *claudeTalk) interruptLocked(time.Time) (func() error, string) {
-	w, line := c.s.stdin, c.s.claude.Interrupt()
-	return func() error { return c.s.writeIn(w, line) }, ""
+	return c.writer(c.lines.Interrupt()), ""
 }
 
+// closeLocked closes stdin after any write under way: the end of its input, and the agent
+// exits.
 func (c *claudeTalk) closeLocked() {
-	if w := c.s.stdin; w != nil {
+	if w := c.in; w != nil {
 		go func() {
-			c.s.inMu.Lock() // after any write under way
-			defer c.s.inMu.Unlock()
-			w.Close() // the end of its input: the agent exits
+			c.inMu.Lock()
+			defer c.inMu.Unlock()
+			w.Close()
 		}()
 	}
 }
@@ -67,15 +78,35 @@ func (c *claudeTalk) open(p startPlan, env []string) (stdio, error) {
 
 // startedLocked keeps the new run's stdin, and writes the prompt there: the first turn.
 func (c *claudeTalk) startedLocked(fds stdio, p startPlan, _ string) {
-	s := c.s
-	if s.stdin != nil {
-		s.stdin.Close() // the last run's
+	if c.in != nil {
+		c.in.Close() // the last run's
 	}
-	s.stdin = fds.in
+	c.in = fds.in
 	if p.prompt != nil {
-		line := s.claude.Prompt(*p.prompt)
-		go s.writeIn(fds.in, line)
+		go c.writer(c.lines.Prompt(*p.prompt))()
 	}
 }
 
 func (c *claudeTalk) begin(g *generation, fds stdio) error { return readLines(c.s, g, fds) }
+
+// writer is the write of line to the running generation's stdin, to do once mu is let go.
+func (c *claudeTalk) writer(line []byte) func() error {
+	w := c.in
+	return func() error { return c.write(w, line) }
+}
+
+// write writes one line to the agent's stdin; writers take turns, so lines never interleave.
+// A write that cannot start within ctlTimeout fails and leaves nothing behind; one that started
+// finishes without a deadline (the agent reads, if slowly): half a line would glue itself to
+// every message after it.
+func (c *claudeTalk) write(w *os.File, line []byte) error {
+	c.inMu.Lock()
+	defer c.inMu.Unlock()
+	w.SetWriteDeadline(time.Now().Add(ctlTimeout))
+	n, err := w.Write(line)
+	if err != nil && n > 0 && n < len(line) {
+		w.SetWriteDeadline(time.Time{})
+		_, err = w.Write(line[n:])
+	}
+	return err
+}

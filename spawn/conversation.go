@@ -1,6 +1,7 @@
 package spawn
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -77,6 +78,14 @@ type conversation interface {
 	// stoppingLocked says what the conversation has to say before a stop's signal. The main
 	// loop.
 	stoppingLocked(now time.Time)
+	// endedLocked sees the end of a run, before the supervisor decides what comes next: it
+	// reports whether the run ended a turn, not the conversation (a process per turn), and
+	// then nextTurn waits for the message of the next one. The main loop.
+	endedLocked(exit stream.Exit) (turnEnded bool)
+	// nextTurn records the end of the last turn's process, waits for the next message and
+	// starts its process; errStopped when a stop comes first. Only a conversation whose
+	// endedLocked said so is asked. The main loop.
+	nextTurn(sigs signals, exit *stream.Exit) (*generation, error)
 	// end lets go of what the conversation holds, once the agent is over for good and its
 	// final status written (a terminal's attached clients get the last output).
 	end()
@@ -90,13 +99,9 @@ func conversationFor(s *supervisor) conversation {
 	case s.spec.Stdin == config.StdinACP && isProtocol(s.dec):
 		return newACPTalk(s, s.dec.(protocol))
 	case config.StdinConverses(s.spec.Stdin): // stream-json (or acp without its client: a hand-edited record)
-		c := &claudeTalk{}
-		c.talk = newTalk(s, c)
-		return c
+		return newClaudeTalk(s)
 	case s.spec.ConverseTurns:
-		c := &turnsTalk{}
-		c.talk = newTalk(s, c)
-		return c
+		return newTurnsTalk(s)
 	}
 	return &oneShot{base{s}, s}
 }
@@ -125,6 +130,12 @@ func (base) nextLocked(_ *stream.Event, next stream.Snapshot, _ time.Time) strea
 func (base) stoppingLocked(time.Time) {}
 
 func (base) end() {}
+
+func (base) endedLocked(stream.Exit) bool { return false }
+
+func (base) nextTurn(signals, *stream.Exit) (*generation, error) {
+	return nil, errors.New("this conversation has no turn of its own to start")
+}
 
 func (n base) keys(string) Reply {
 	return Reply{Error: fmt.Sprintf("%s has no terminal: keystrokes need an agent spawned with --tty (agt send without --keys gives a conversation its turn)", n.s.spec.Name)}
@@ -162,15 +173,17 @@ type wire interface {
 // turn): the requests of the control channel, carried out the same way over each one's wire.
 type talk struct {
 	base
-	s *supervisor
-	w wire
+	s               *supervisor
+	w               wire
+	queue           []string // messages sent with --queue, for the turn's end
+	ending, endSent bool     // end after the running turn (stop --after-turn); it is under way
 }
 
 // newTalk is the part of conversation c that takes messages over w: its input is open
 // between turns, where it waits for the next message.
 func newTalk(s *supervisor, w wire) talk {
 	s.machine.InputOpen = true
-	return talk{base{s}, s, w}
+	return talk{base: base{s}, s: s, w: w}
 }
 
 // liveLocked says why the agent cannot take the request op now; "" when it can.
@@ -189,7 +202,7 @@ func (t *talk) send(req Request) Reply {
 	now := time.Now()
 	s.mu.Lock()
 	why := t.liveLocked(OpSend)
-	if why == "" && s.ending {
+	if why == "" && t.ending {
 		why = fmt.Sprintf("%s is ending after its turn (agt stop --after-turn): it takes no more messages", s.spec.Name)
 	}
 	if why != "" {
@@ -206,13 +219,13 @@ func (t *talk) send(req Request) Reply {
 			s.mu.Unlock()
 			return Reply{Error: fmt.Sprintf("%s is %s, not waiting for input; 'agt send --queue' delivers it when the turn ends", s.spec.Name, state)}
 		}
-		s.queue = append(s.queue, req.Text)
+		t.queue = append(t.queue, req.Text)
 		s.mu.Unlock()
 		return Reply{Queued: true, Seq: seq}
 	}
 	write, ok := t.w.deliverLocked(req.Text)
 	if !ok {
-		s.queue = append(s.queue, req.Text) // next in line
+		t.queue = append(t.queue, req.Text) // next in line
 		s.mu.Unlock()
 		return Reply{Seq: seq}
 	}
@@ -322,7 +335,7 @@ func (t *talk) endAfterTurn() Reply {
 	if err := s.a.SetWant("down"); err != nil {
 		return Reply{Error: err.Error()}
 	}
-	s.ending = true
+	t.ending = true
 	t.endIfIdleLocked()
 	return Reply{}
 }
@@ -330,26 +343,32 @@ func (t *talk) endAfterTurn() Reply {
 // endIfIdleLocked ends a conversation asked to end after its turn, once it waits for input.
 func (t *talk) endIfIdleLocked() {
 	s := t.s
-	if !s.ending || !s.waitingForInputLocked() || s.endSent {
+	if !t.ending || !s.waitingForInputLocked() || t.endSent {
 		return
 	}
-	s.endSent = true
+	t.endSent = true
 	t.w.closeLocked()
 }
 
 func (t *talk) turnEndedLocked(now time.Time) {
 	t.endIfIdleLocked()
 	s := t.s
-	if len(s.queue) == 0 || !s.waitingForInputLocked() || s.ending || t.w.inputLocked(OpSend) != "" {
+	if len(t.queue) == 0 || !s.waitingForInputLocked() || t.ending || t.w.inputLocked(OpSend) != "" {
 		return
 	}
-	write, ok := t.w.deliverLocked(s.queue[0])
+	write, ok := t.w.deliverLocked(t.queue[0])
 	if !ok {
 		return // a process per turn: the next one takes it (nextTurn)
 	}
-	s.queue = s.queue[1:]
+	t.queue = t.queue[1:]
 	s.beginLocked(now)
 	if write != nil {
 		go write()
 	}
+}
+
+// endedLocked: the agent that asked is gone; so are the messages held for its turn's end.
+func (t *talk) endedLocked(stream.Exit) bool {
+	t.queue = nil
+	return false
 }

@@ -2,7 +2,6 @@ package spawn
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,108 +58,6 @@ func (s *supervisor) beginLocked(now time.Time) {
 	if s.moveLocked(s.machine.Begin(s.snap, now), now) {
 		s.writeStatusLocked()
 	}
-}
-
-// errStopped says a stop came while a conversation of turn processes waited for a message.
-var errStopped = errors.New("stopped")
-
-// nextTurn is the time between two turn processes of a conversation: it records the end of the
-// last one, waits for the next message (or takes one queued already) and starts its turn,
-// resuming the session. It returns errStopped when a stop comes first.
-func (s *supervisor) nextTurn(sigs signals, exit *stream.Exit) (*generation, error) {
-	now := time.Now()
-	s.mu.Lock()
-	s.recordExitLocked(exit, now)
-	var msg *string
-	if len(s.queue) > 0 {
-		m := s.queue[0]
-		s.queue = s.queue[1:]
-		msg = &m
-		s.beginLocked(now)
-	} else {
-		s.between = true
-		if !s.waitingForInputLocked() {
-			s.setStateLocked(stream.Waiting, stream.ReasonInput, now) // it ended without a result
-		}
-		s.writeStatusLocked()
-	}
-	s.mu.Unlock()
-	due := time.NewTimer(time.Hour)
-	defer due.Stop()
-	var goneCheck <-chan time.Time // without dnotify, as in run
-	if s.gone == nil {
-		t := time.NewTicker(goneCheckEvery)
-		defer t.Stop()
-		goneCheck = t.C
-	}
-	for msg == nil {
-		s.mu.Lock()
-		when := s.machine.Due(s.snap)
-		s.mu.Unlock()
-		due.Stop()
-		if !when.IsZero() {
-			due.Reset(max(time.Until(when), time.Second))
-		}
-		select {
-		case <-sigs.term:
-			s.wantDown() // a plain SIGTERM is a stop too
-			return nil, errStopped
-		case <-s.gone:
-			return nil, errStopped
-		case <-goneCheck:
-			if s.lock.Check() != nil {
-				return nil, errStopped // the run directory was removed
-			}
-		case <-sigs.chld:
-			s.reap() // an orphan of the last turn
-		case m := <-s.turnCh:
-			msg = &m
-		case <-s.endC:
-			return nil, errStopped // stop --after-turn
-		case <-due.C:
-			s.mu.Lock()
-			if s.moveLocked(s.machine.Tick(s.snap, time.Now()), time.Now()) {
-				s.writeStatusLocked()
-			}
-			s.mu.Unlock()
-		}
-	}
-	if s.a.Want() == "down" {
-		return nil, errStopped
-	}
-	s.mu.Lock()
-	s.between, s.next = false, msg
-	s.mu.Unlock()
-	g, err := s.start(StartResume)
-	if err != nil {
-		s.emitError(err.Error(), true)
-		return nil, err
-	}
-	return g, nil
-}
-
-// wasInterrupted reports whether the run that just ended was a turn process that agt interrupt
-// cut short: its end is the turn's, not a failure.
-func (s *supervisor) wasInterrupted() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.interrupted
-}
-
-// writeIn writes one line to the agent's stdin; writers take turns, so lines never interleave.
-// A write that cannot start within ctlTimeout fails and leaves nothing behind; one that started
-// finishes without a deadline (the agent reads, if slowly): half a line would glue itself to
-// every message after it.
-func (s *supervisor) writeIn(w *os.File, line []byte) error {
-	s.inMu.Lock()
-	defer s.inMu.Unlock()
-	w.SetWriteDeadline(time.Now().Add(ctlTimeout))
-	n, err := w.Write(line)
-	if err != nil && n > 0 && n < len(line) {
-		w.SetWriteDeadline(time.Time{})
-		_, err = w.Write(line[n:])
-	}
-	return err
 }
 
 // pendingLocked finds the request id names, or the only one pending when id is "".
@@ -272,8 +169,5 @@ func (s *supervisor) endPermissionsLocked(now time.Time) {
 		s.appendLocked(&ev, now)
 		delete(s.perms, id)
 		s.removePermission(id)
-	}
-	if !s.spec.ConverseTurns {
-		s.queue = nil // its process is gone; a conversation of turn processes starts the next
 	}
 }

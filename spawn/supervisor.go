@@ -56,50 +56,39 @@ type supervisor struct {
 	spec     *state.Spec
 	instance string
 	leader   pids.Identity
-
-	mu          sync.Mutex // guards everything below
-	log         *state.LogWriter
-	seq         int64
-	pending     []byte // events not yet written
-	events      []stream.Event
-	dec         stream.Decoder
-	machine     stream.Machine
-	snap        stream.Snapshot
-	status      state.Status
-	dirty       bool                   // status.json lags behind last_seq
-	kick        chan struct{}          // the state changed outside the main loop
-	stdin       *os.File               // the agent's stdin pipe, for stream-json kinds
-	perms       map[string]*Permission // requests the agent waits on
-	turnCh      chan string            // ConverseTurns: the message that starts the next turn
-	between     bool                   // ConverseTurns: no turn process runs; a send goes to turnCh
-	next        *string                // ConverseTurns: the prompt of the turn being started
-	interrupted bool                   // the running turn process got SIGINT from agt interrupt
-	alive       bool                   // the agent's process runs (not yet reaped): its group may be signalled
-	overBudget  bool                   // the agent spent more than spec.MaxCost
-	budgetSent  bool                   // budgetC is closed
-	budgetC     chan struct{}          // closed once the agent is over its budget: the main loop stops it
-	hooks       *hooks                 // the on_state hook; nil without one
-	ending      bool                   // end the conversation once the running turn is over (stop --after-turn)
-	endSent     bool                   // ...and that is under way
-	endC        chan struct{}          // ConverseTurns: closed to end it between turns
-	policy      config.Policy          // requests answered without asking
-	queue       []string               // messages sent with --queue, for the turn's end
-	claude      stream.ClaudeInput     // the lines of a stream-json conversation
-	inMu        sync.Mutex             // serializes writes to stdin (held for the write, never with mu)
-	writeErr    error
-	lost        int64           // events dropped since the last successful write
-	gone        <-chan struct{} // closes when the agent's directory is removed
-	survivors   []pids.Identity // the main loop's: processes of the tree that outlived SIGKILL
-	sw          statusWriter    // status.json's writer (status.go)
-	final       bool            // the end is being written: events are kept until the disk takes them
+	conv     conversation // how agt talks to the agent: what differs from one way to the next
+	lock     *state.Lock
+	sigs     signals // the supervisor's own signals, for the waits outside run (connect)
+	hooks    *hooks  // the on_state hook; nil without one
+	policy   config.Policy
+	gone     <-chan struct{} // closes when the agent's directory is removed
+	// survivors are the main loop's: processes of the tree that outlived SIGKILL.
+	survivors []pids.Identity
 	// recordGone closes when a status write finds the record gone: removed, or the run
 	// directory renamed, which no watch on agents/ sees.
 	recordGone     chan struct{}
 	recordGoneOnce sync.Once
-	lock           *state.Lock
-	sigs           signals      // the supervisor's own signals, for the waits outside run (connect)
-	conv           conversation // how agt talks to the agent
 
+	mu         sync.Mutex // guards everything below, and what the conversation keeps
+	log        *state.LogWriter
+	seq        int64
+	pending    []byte // events not yet written
+	events     []stream.Event
+	dec        stream.Decoder
+	machine    stream.Machine
+	snap       stream.Snapshot
+	status     state.Status
+	dirty      bool                   // status.json lags behind last_seq
+	kick       chan struct{}          // the state changed outside the main loop
+	perms      map[string]*Permission // requests the agent waits on
+	alive      bool                   // the agent's process runs (not yet reaped): its group may be signalled
+	overBudget bool                   // the agent spent more than spec.MaxCost
+	budgetSent bool                   // budgetC is closed
+	budgetC    chan struct{}          // closed once the agent is over its budget: the main loop stops it
+	writeErr   error
+	lost       int64        // events dropped since the last successful write
+	sw         statusWriter // status.json's writer (status.go)
+	final      bool         // the end is being written: events are kept until the disk takes them
 }
 
 // readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
@@ -233,30 +222,32 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		MaxRestarts: s.spec.MaxRestarts,
 	}
 	failures := 0
+	e := s.run(sigs, g)
 	for {
-		exit, failure, stopping := s.run(sigs, g)
-		if len(s.survivors) > 0 {
-			// Not stopped, and never restarted beside what is left of the last run (R13).
-			s.mu.Lock()
-			s.status.Error = survivedSIGKILL(s.survivors)
-			s.mu.Unlock()
-			s.finish(stream.Failed, ReasonSurvivors, exit)
-			return nil
+		e.survivors, e.spent = len(s.survivors) > 0, s.isOverBudget()
+		e.stopped = e.stopped || e.exit != nil && s.a.Want() == "down"
+		if e.exit != nil {
+			e.ran = time.Since(g.started) // monotonic (R19)
+			if TestOnlyRanFor > 0 {
+				e.ran = TestOnlyRanFor
+			}
 		}
-		if s.isOverBudget() {
-			s.finish(stream.Failed, stream.ClassBudget, exit) // spent: never restarted
-			return nil
+		d := decide(e, s.spec.Restart, b, failures, mrand.Float64())
+		failures = d.failures
+		if d.failed {
+			s.failed(e.exit, e.failure)
 		}
-		if stopping || s.a.Want() == "down" {
-			// A stop that raced the exit wins over any restart (R6, R18).
-			s.finish(stream.Stopped, "stop", exit)
+		switch d.do {
+		case finishRun:
+			if e.survivors {
+				s.mu.Lock()
+				s.status.Error = survivedSIGKILL(s.survivors)
+				s.mu.Unlock()
+			}
+			s.finish(d.state, d.reason, e.exit)
 			return nil
-		}
-		clean := exit.Code == 0 && exit.Signal == "" || s.wasInterrupted()
-		if clean && s.spec.ConverseTurns {
-			// A conversation of turn processes: the turn is over, the next message starts
-			// the next one.
-			if g, err = s.nextTurn(sigs, exit); err != nil {
+		case nextTurn:
+			if g, err = s.conv.nextTurn(sigs, e.exit); err != nil {
 				if err == errStopped {
 					s.finish(stream.Stopped, "stop", nil)
 				} else {
@@ -264,83 +255,32 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 				}
 				return nil
 			}
-			failures = 0
-			continue
-		}
-		if !clean {
-			s.failed(exit, failure)
-		}
-		if !clean && !restartable(failure.Class) {
-			// A bad key or an unknown model fails the same way every time: no restart.
-			s.finish(stream.Failed, failure.Class, exit)
-			return nil
-		}
-		if s.spec.Restart == config.RestartNever || clean && s.spec.Restart != config.RestartAlways {
-			state, reason := endOf(exit, failure)
-			s.finish(state, reason, exit)
-			return nil
-		}
-		var again bool
-		var delay time.Duration
-		ran := time.Since(g.started) // monotonic (R19)
-		if TestOnlyRanFor > 0 {
-			ran = TestOnlyRanFor
-		}
-		if clean {
-			failures = 0 // restart=always: a clean exit is no failure, and never a reason to give up
-		}
-		failures, again, delay = b.next(failures, ran, mrand.Float64())
-		if !again {
-			_, why := endOf(exit, failure)
-			s.finish(stream.Failed, gaveUp(failures-1, why), exit)
-			return nil
-		}
-		if failure.Class == stream.ClassRate && delay < b.Max {
-			delay = b.Max // a rate limit lifts in its own time: come back late
-		}
-		for {
-			s.restarting(exit, failure, delay)
-			if !s.pause(sigs, delay) || s.a.Want() == "down" {
+			e = s.run(sigs, g)
+		case restartRun:
+			s.restarting(e.exit, e.failure, d.delay)
+			if !s.pause(sigs, d.delay) || s.a.Want() == "down" {
 				// A stop came while we waited (R6, R18): nothing runs, so nothing to kill.
 				s.finish(stream.Stopped, "stop", nil)
 				return nil
 			}
-			if g, err = s.start(StartResume); err == nil {
-				break
+			if g, err = s.start(StartResume); err != nil {
+				// Could not start again (the binary is gone?): a failure like any other.
+				s.emitError(err.Error(), false)
+				if errors.Is(err, errStoppedConnecting) {
+					s.finish(stream.Stopped, "stop", nil)
+					return nil
+				}
+				e = runEnd{startErr: err.Error()}
+				continue
 			}
-			// Could not start again (the binary is gone?): a failure like any other.
-			s.emitError(err.Error(), false)
-			if errors.Is(err, errStoppedConnecting) {
-				s.finish(stream.Stopped, "stop", nil)
-				return nil
-			}
-			exit, failure = nil, stream.Failure{}
-			failures, again, delay = b.next(failures, 0, mrand.Float64())
-			if !again {
-				s.finish(stream.Failed, gaveUp(failures-1, err.Error()), nil)
-				return nil
-			}
+			e = s.run(sigs, g)
 		}
 	}
-}
-
-// gaveUp is the reason of an agent failed for good after n restarts.
-func gaveUp(n int, why string) string {
-	if n == 1 {
-		return fmt.Sprintf("gave up after 1 restart (%s)", why)
-	}
-	return fmt.Sprintf("gave up after %d restarts in a row (%s)", n, why)
 }
 
 // signals are the supervisor's own: SIGTERM asks for a stop, SIGCHLD says a child exited.
 type signals struct {
 	term, chld <-chan os.Signal
-}
-
-// restartable reports whether a restart can cure a failure of the class: never for a bad key
-// (auth) or a bad setting (config).
-func restartable(class string) bool {
-	return class != stream.ClassAuth && class != stream.ClassConfig
 }
 
 // failed records why a run failed: the agent's own one line, and when the session it was to
@@ -356,20 +296,6 @@ func (s *supervisor) failed(exit *stream.Exit, f stream.Failure) {
 		s.flushLocked()
 		s.status.Resumable = false
 	}
-}
-
-// endOf is the final state and reason of an agent that ended on its own: a failure's class
-// when the decoder knew better than the exit code.
-func endOf(exit *stream.Exit, f stream.Failure) (state, reason string) {
-	switch {
-	case (exit.Code != 0 || exit.Signal != "") && f.Class != "" && f.Class != stream.ClassTransient:
-		return stream.Failed, f.Class
-	case exit.Signal != "":
-		return stream.Failed, "killed by " + exit.Signal
-	case exit.Code != 0:
-		return stream.Failed, fmt.Sprintf("exit code %d", exit.Code)
-	}
-	return stream.Exited, ""
 }
 
 // restarting records the end of a run that will be restarted after delay: the exit event, the
@@ -456,9 +382,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny, Dir: spec.Cwd},
 		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root),
 		kick:    make(chan struct{}, 1),
-		turnCh:  make(chan string, 1),
 		budgetC: make(chan struct{}),
-		endC:    make(chan struct{}),
 		lock:    lock,
 		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
 	}

@@ -33,8 +33,11 @@ func (s *supervisor) tree() pids.Tree {
 // run is the main loop of one generation: it waits for the agent's exit (from wait, never
 // from stdout EOF), stop requests and silence deadlines. It returns once nothing of the
 // generation is left, with how the agent ended and whether a stop was asked for.
-func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failure stream.Failure, stopping bool) {
+func (s *supervisor) run(sigs signals, g *generation) runEnd {
 	var (
+		exit      *stream.Exit
+		failure   stream.Failure
+		stopping  bool
 		graceEnd  <-chan time.Time
 		graceAt   time.Time
 		grace     *time.Timer
@@ -150,6 +153,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 	s.mu.Lock()
 	now := time.Now()
 	s.endPermissionsLocked(now)
+	turnEnded := s.conv.endedLocked(*exit)
 	s.events, failure = s.dec.End(s.events[:0], *exit)
 	for i := range s.events {
 		s.recordLocked(&s.events[i]) // a turn's result that only the end reveals (opencode)
@@ -158,7 +162,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 	s.flushLocked()
 	s.mu.Unlock()
 
-	return exit, failure, stopping
+	return runEnd{exit: exit, failure: failure, stopped: stopping, turnEnded: turnEnded}
 }
 
 // reap collects every child that has exited (adopted orphans included: we are their subreaper)

@@ -110,7 +110,7 @@ func (c *acpTalk) plan(resumed bool, prompt *string) startPlan {
 }
 
 func (c *acpTalk) open(p startPlan, env []string) (stdio, error) {
-	return c.s.pipes(p.prompt, env, true)
+	return c.s.pipes(env, stdinPipe, nil)
 }
 
 // startedLocked begins the protocol on a new run's stdin: initialize, the session (resumed

@@ -73,7 +73,7 @@ func (c *claudeTalk) plan(resumed bool, prompt *string) startPlan {
 }
 
 func (c *claudeTalk) open(p startPlan, env []string) (stdio, error) {
-	return c.s.pipes(p.prompt, env, true)
+	return c.s.pipes(env, stdinPipe, nil)
 }
 
 // startedLocked keeps the new run's stdin, and writes the prompt there: the first turn.

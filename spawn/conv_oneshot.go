@@ -3,6 +3,8 @@ package spawn
 import (
 	"time"
 
+	"agt/config"
+	"agt/state"
 	"agt/stream"
 )
 
@@ -24,9 +26,18 @@ func (c *oneShot) permissionLocked(*stream.Event) bool { return false }
 func (c *oneShot) plan(resumed bool, prompt *string) startPlan { return c.s.plan(resumed, prompt) }
 
 func (c *oneShot) open(p startPlan, env []string) (stdio, error) {
-	return c.s.pipes(p.prompt, env, false)
+	return c.s.pipes(env, promptIn(c.s.spec, p.prompt), p.prompt)
 }
 
 func (c *oneShot) startedLocked(stdio, startPlan, string) {}
 
 func (c *oneShot) begin(g *generation, fds stdio) error { return readLines(c.s, g, fds) }
+
+// promptIn is the stdin of an agent that takes no messages: its prompt, when it reads it
+// there (stdin "prompt"), else nothing.
+func promptIn(spec *state.Spec, prompt *string) int {
+	if spec.Stdin == config.StdinPrompt && prompt != nil {
+		return stdinPrompt
+	}
+	return stdinNull
+}

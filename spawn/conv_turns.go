@@ -98,7 +98,7 @@ func (c *turnsTalk) plan(resumed bool, prompt *string) startPlan {
 }
 
 func (c *turnsTalk) open(p startPlan, env []string) (stdio, error) {
-	return c.s.pipes(p.prompt, env, false)
+	return c.s.pipes(env, promptIn(c.s.spec, p.prompt), p.prompt)
 }
 
 func (c *turnsTalk) startedLocked(stdio, startPlan, string) {}

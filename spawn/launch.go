@@ -185,11 +185,16 @@ func (s *supervisor) launch(mode string) (spawned []byte, fds stdio, err error) 
 	return spawned, fds, nil
 }
 
-// pipes makes the agent's stdout and stderr pipes and its stdin. A conversation on stdin
-// (converse) gets a pipe that stays open between turns (fds.in). Kinds that read their prompt
-// there get it as a file, read to its end. Others get /dev/null: Codex and opencode hang on an
-// open pipe.
-func (s *supervisor) pipes(prompt *string, env []string, converse bool) (stdio, error) {
+// What a start gives the agent as its stdin.
+const (
+	stdinNull   = iota // /dev/null: Codex and opencode hang on an open pipe
+	stdinPrompt        // the prompt as a file, read to its end: it stays out of the process table
+	stdinPipe          // a pipe that stays open between turns (fds.in): a conversation on it
+)
+
+// pipes makes the agent's stdout and stderr pipes and its stdin, of the kind given (the
+// prompt, for stdinPrompt).
+func (s *supervisor) pipes(env []string, in int, prompt *string) (stdio, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return stdio{}, err
@@ -201,10 +206,10 @@ func (s *supervisor) pipes(prompt *string, env []string, converse bool) (stdio, 
 		return stdio{}, err
 	}
 	var stdin, stdinW *os.File
-	switch {
-	case converse:
+	switch in {
+	case stdinPipe:
 		stdin, stdinW, err = os.Pipe()
-	case s.spec.Stdin == config.StdinPrompt && prompt != nil:
+	case stdinPrompt:
 		stdin, err = promptFile(*prompt)
 	default:
 		stdin, err = os.Open(os.DevNull)

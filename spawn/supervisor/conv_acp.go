@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agt/config"
+	"agt/spawn/ctl"
 	"agt/stream"
 )
 
@@ -78,7 +79,7 @@ func (c *acpTalk) deliverLocked(text string) (func() error, bool) {
 
 // replyLocked answers by the option of the kind asked for, by its kind: ids differ from agent
 // to agent. ACP takes no message with a denial.
-func (c *acpTalk) replyLocked(p *Permission, allow, always bool, _ string) (func() error, error) {
+func (c *acpTalk) replyLocked(p *ctl.Permission, allow, always bool, _ string) (func() error, error) {
 	if _, err := c.p.Answer(p.ID, allow, always); err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 		}
 	}
 	// The run is over: its whole tree goes, and the client is ready for the next.
-	s.sweep(s.sigs, nil, time.Now().Add(cleanupGrace), false)
+	s.sweep(s.sigs, nil, time.Now().Add(ctl.CleanupGrace), false)
 	s.drain(g)
 	s.mu.Lock()
 	s.alive = false

@@ -1,13 +1,10 @@
-package spawn
+package ctl
 
 import (
 	"encoding/binary"
 	"fmt"
 	mrand "math/rand/v2"
-	"os"
 	"strings"
-
-	"agt/config"
 )
 
 // The environment an agent starts with is the same at every start, whoever restarts it: the
@@ -56,9 +53,9 @@ func RecordEnviron(env []string) []string {
 	return out
 }
 
-// baseEnviron is the environment a start begins with: the recorded one, each secret's value
+// BaseEnviron is the environment a start begins with: the recorded one, each secret's value
 // taken from lookup (the supervisor's environment); without a record (older agt), environ.
-func baseEnviron(recorded, environ []string, lookup func(string) (string, bool)) []string {
+func BaseEnviron(recorded, environ []string, lookup func(string) (string, bool)) []string {
 	if recorded == nil {
 		return environ
 	}
@@ -73,38 +70,8 @@ func baseEnviron(recorded, environ []string, lookup func(string) (string, bool))
 	return env
 }
 
-// agentEnv is the spawn's environment (see baseEnviron), then the kind's and the --env values,
-// then the agt variables, which nothing may override.
-func (s *supervisor) agentEnv(vals map[string]string) []string {
-	env := append(baseEnviron(s.spec.Environ, os.Environ(), os.LookupEnv), s.spec.Env...)
-	for _, t := range config.Tokens {
-		if v := vals[t]; v != "" {
-			env = append(env, t+"="+v)
-		}
-	}
-	return append(env, "AGT_INSTANCE="+s.instance)
-}
-
-// agentGetenv looks a variable up in the environment the agent starts with (agt's own variables
-// aside): where the agent finds its configuration.
-// The environment is built at the first look: on the path of every spawn, most kinds never look.
-func (s *supervisor) agentGetenv() func(string) string {
-	var env []string
-	return func(name string) string {
-		if env == nil {
-			env = append(baseEnviron(s.spec.Environ, os.Environ(), os.LookupEnv), s.spec.Env...)
-		}
-		for i := len(env) - 1; i >= 0; i-- { // the last one wins, as in the agent
-			if k, v, _ := strings.Cut(env[i], "="); k == name {
-				return v
-			}
-		}
-		return ""
-	}
-}
-
 // NewSessionID returns a random (version 4) UUID, from math/rand/v2's kernel-seeded ChaCha8
-// (see newInstance for why not crypto/rand).
+// (unlike crypto/rand, it adds no package inits to every agt start-up).
 func NewSessionID() string {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], mrand.Uint64())

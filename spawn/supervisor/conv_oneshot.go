@@ -1,9 +1,10 @@
-package spawn
+package supervisor
 
 import (
 	"time"
 
 	"agt/config"
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -16,11 +17,11 @@ type oneShot struct {
 	s *supervisor
 }
 
-func (c *oneShot) send(Request) Reply                  { return notConversing(c.s) }
-func (c *oneShot) answer(Request) Reply                { return notConversing(c.s) }
-func (c *oneShot) endAfterTurn() Reply                 { return notConversing(c.s) }
+func (c *oneShot) send(ctl.Request) ctl.Reply          { return notConversing(c.s) }
+func (c *oneShot) answer(ctl.Request) ctl.Reply        { return notConversing(c.s) }
+func (c *oneShot) endAfterTurn() ctl.Reply             { return notConversing(c.s) }
 func (c *oneShot) turnEndedLocked(time.Time)           {}
-func (c *oneShot) interrupt() Reply                    { return notConversing(c.s) }
+func (c *oneShot) interrupt() ctl.Reply                { return notConversing(c.s) }
 func (c *oneShot) permissionLocked(*stream.Event) bool { return false }
 
 func (c *oneShot) plan(resumed bool, prompt *string) startPlan { return c.s.plan(resumed, prompt) }

@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"agt/spawn/ctl"
 	"agt/stream"
 )
 
@@ -38,7 +39,7 @@ func (c *claudeTalk) deliverLocked(text string) (func() error, bool) {
 	return c.writer(c.lines.Prompt(text)), true
 }
 
-func (c *claudeTalk) replyLocked(p *Permission, allow, always bool, message string) (func() error, error) {
+func (c *claudeTalk) replyLocked(p *ctl.Permission, allow, always bool, message string) (func() error, error) {
 	if allow {
 		return c.writer(c.lines.Allow(p.ID, p.Input, p.Options, always)), nil
 	}
@@ -96,13 +97,13 @@ func (c *claudeTalk) writer(line []byte) func() error {
 }
 
 // write writes one line to the agent's stdin; writers take turns, so lines never interleave.
-// A write that cannot start within ctlTimeout fails and leaves nothing behind; one that started
+// A write that cannot start within ctl.Timeout fails and leaves nothing behind; one that started
 // finishes without a deadline (the agent reads, if slowly): half a line would glue itself to
 // every message after it.
 func (c *claudeTalk) write(w *os.File, line []byte) error {
 	c.inMu.Lock()
 	defer c.inMu.Unlock()
-	w.SetWriteDeadline(time.Now().Add(ctlTimeout))
+	w.SetWriteDeadline(time.Now().Add(ctl.Timeout))
 	n, err := w.Write(line)
 	if err != nil && n > 0 && n < len(line) {
 		w.SetWriteDeadline(time.Time{})

@@ -1,17 +1,11 @@
-package spawn
+package supervisor
 
 import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"agt/pids"
-	"agt/state"
 )
 
 // watchGone returns a channel that closes when the agent's directory is removed or moved away
@@ -54,47 +48,6 @@ const (
 	dnRename    = 0x00000010
 	dnMultishot = 0x80000000
 )
-
-// processName is what supervisors call themselves, in top and ps -o comm.
-const processName = "agt-supervise"
-
-// nestedSupervisor tells the supervisor of another agent, spawned from inside the one being
-// swept, from the agent's own processes: a sweep spares it and what it runs (spawn_nested).
-// Its name proves nothing (anything can call itself agt-supervise), and neither does its
-// environment: it must run this very agt binary as `agt … supervise … NAME`, and be the
-// process that the record NAME names in its supervisor.pid.
-func nestedSupervisor(p pids.Proc) bool {
-	if p.Comm != processName {
-		return false
-	}
-	proc := "/proc/" + strconv.Itoa(p.PID)
-	exe, err := os.Stat(proc + "/exe")
-	if err != nil {
-		return false
-	}
-	self, err := os.Stat("/proc/self/exe")
-	if err != nil || !os.SameFile(exe, self) {
-		return false
-	}
-	b, err := state.ReadSmall(proc + "/cmdline")
-	if err != nil {
-		return false
-	}
-	argv := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
-	if len(argv) < 4 || argv[1] != "--run-dir" || !slices.Contains(argv, "supervise") {
-		return false
-	}
-	root, name := argv[2], argv[len(argv)-1]
-	if state.ValidateName(name) != nil {
-		return false
-	}
-	line, err := state.ReadSmall((&state.Dir{Root: root}).AgentFile(name, state.SupervisorPIDFile))
-	if err != nil {
-		return false
-	}
-	id, err := pids.Parse(string(line))
-	return err == nil && id == p.Identity
-}
 
 // setProcessName sets the name that top and ps -o comm show (at most 15 bytes): that of the
 // main thread, which /proc/self/comm names.

@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"bytes"
@@ -6,11 +6,11 @@ import (
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -173,7 +173,7 @@ func (s *supervisor) flushLocked() {
 
 // writeLog writes to the event log, unless the test hook says the disk is full.
 func (s *supervisor) writeLog(b []byte) error {
-	if TestOnlyDiskFull != nil && TestOnlyDiskFull() {
+	if ctl.Test.DiskFull != nil && ctl.Test.DiskFull() {
 		return fmt.Errorf("write %s: %w", s.a.Path(state.EventsFile), syscall.ENOSPC)
 	}
 	return s.log.Write(b)
@@ -211,7 +211,7 @@ func (s *supervisor) recordLocked(ev *stream.Event) {
 				// Past the budget: the agent ends, failed (budget), with what it spent.
 				s.overBudget = true
 				ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor, Fatal: true, Class: stream.ClassBudget,
-					Message: fmt.Sprintf("spent $%s, over the budget of $%s: stopping", costText(c), costText(max))}
+					Message: fmt.Sprintf("spent $%s, over the budget of $%s: stopping", ctl.CostText(c), ctl.CostText(max))}
 				s.appendLocked(&ev, time.Now())
 				s.status.Error = ev.Message
 				s.kickLocked()
@@ -276,14 +276,6 @@ func (s *supervisor) isOverBudget() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.overBudget
-}
-
-// costText writes a cost as ps does, to the cent, or to the micro-dollar below a cent.
-func costText(c float64) string {
-	if c < 0.01 {
-		return strconv.FormatFloat(c, 'f', 6, 64)
-	}
-	return strconv.FormatFloat(c, 'f', 2, 64)
 }
 
 func (s *supervisor) setStateLocked(state, reason string, now time.Time) {

@@ -1,17 +1,15 @@
-package spawn
+package supervisor
 
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"agt/pids"
+	"agt/spawn/ctl"
 	"agt/stream"
 )
 
@@ -23,9 +21,9 @@ func (s *supervisor) tree() pids.Tree {
 		Group:     s.leader.PID,
 		Root:      os.Getpid(),
 		Env:       "AGT_INSTANCE=" + s.instance,
-		GroupOnly: TestOnlyGroupKillOnly,
+		GroupOnly: ctl.Test.GroupKillOnly,
 		Walk:      true, // we are the subreaper every member descends from
-		Nested:    nestedSupervisor,
+		Nested:    ctl.NestedSupervisor,
 		Spared:    s.hooks.pids,
 	}
 }
@@ -103,7 +101,7 @@ func (s *supervisor) run(sigs signals, g *generation) runEnd {
 			exit = s.reap()
 		case <-graceEnd:
 			members, _ := s.tree().Members()
-			kill(members)
+			ctl.Kill(members)
 		case <-goneCheck:
 			if s.lock.Check() != nil && !stopping {
 				removed()
@@ -141,7 +139,7 @@ func (s *supervisor) run(sigs signals, g *generation) runEnd {
 
 	// The agent is gone. Whatever it left behind goes too: within the stop grace when
 	// stopping, else after a short grace, then SIGKILL; nothing is left when we write the end.
-	deadline := time.Now().Add(cleanupGrace)
+	deadline := time.Now().Add(ctl.CleanupGrace)
 	if stopping {
 		deadline = graceAt
 	}
@@ -236,12 +234,12 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 			if err != nil {
 				members, _ = t.Members()
 			}
-			kill(members) // those just seen: no second scan
+			ctl.Kill(members) // those just seen: no second scan
 			killed = true
 		}
-		if killed && time.Now().After(deadline.Add(survivorWait)) {
+		if killed && time.Now().After(deadline.Add(ctl.SurvivorWait)) {
 			s.survivors = members
-			s.emitError(survivedSIGKILL(members), false)
+			s.emitError(ctl.SurvivedSIGKILL(members), false)
 			return stopAsked
 		}
 		select {
@@ -284,33 +282,4 @@ func (s *supervisor) wantDown() {
 	if s.a.Want() != "down" {
 		s.a.SetWant("down")
 	}
-}
-
-// survivorWait is how long processes get to die after SIGKILL before the sweep gives up on them.
-const survivorWait = 5 * time.Second
-
-// kill sends SIGKILL to members.
-func kill(members []pids.Identity) {
-	if TestOnlyUnkillable != nil {
-		members = slices.DeleteFunc(slices.Clone(members), func(id pids.Identity) bool { return TestOnlyUnkillable(id.PID) })
-	}
-	pids.SignalAll(members, syscall.SIGKILL)
-}
-
-// survivedSIGKILL says which processes outlived SIGKILL: up to ten, by pid.
-func survivedSIGKILL(ids []pids.Identity) string {
-	var b strings.Builder
-	if len(ids) == 1 {
-		b.WriteString("1 process survived SIGKILL: pid")
-	} else {
-		fmt.Fprintf(&b, "%d processes survived SIGKILL: pids", len(ids))
-	}
-	for i, id := range ids {
-		if i == 10 {
-			b.WriteString(" …")
-			break
-		}
-		b.WriteString(" " + strconv.Itoa(id.PID))
-	}
-	return b.String()
 }

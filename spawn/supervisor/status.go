@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"agt/spawn/ctl"
 	"agt/state"
 )
 
@@ -31,10 +32,6 @@ type statusWriter struct {
 	wake         chan struct{} // a new status to write
 	progress     *sync.Cond    // on mu: a write was tried
 }
-
-// TestOnlySlowStatus, when set, is called before each status write: tests inject a slow disk
-// (a delayed fsync) with it.
-var TestOnlySlowStatus func()
 
 // startStatusWriter starts the status writer, for the life of the process.
 func (s *supervisor) startStatusWriter() {
@@ -135,10 +132,10 @@ func (s *supervisor) writeStatuses() {
 
 // writeStatusFile writes st to status.json, unless a test says the disk is slow or full.
 func (s *supervisor) writeStatusFile(st *state.Status) error {
-	if TestOnlySlowStatus != nil {
-		TestOnlySlowStatus()
+	if ctl.Test.SlowStatus != nil {
+		ctl.Test.SlowStatus()
 	}
-	if TestOnlyDiskFull != nil && TestOnlyDiskFull() {
+	if ctl.Test.DiskFull != nil && ctl.Test.DiskFull() {
 		return fmt.Errorf("write status of %s: %w", s.spec.Name, syscall.ENOSPC)
 	}
 	return s.lock.WriteStatus(st)

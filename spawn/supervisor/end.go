@@ -1,10 +1,11 @@
-package spawn
+package supervisor
 
 import (
 	"fmt"
 	"time"
 
 	"agt/config"
+	"agt/spawn/ctl"
 	"agt/stream"
 )
 
@@ -66,7 +67,7 @@ func decide(e runEnd, policy string, b backoff, failures int, rnd float64) decis
 	}
 	switch {
 	case e.survivors:
-		return decision{do: finishRun, state: stream.Failed, reason: ReasonSurvivors, failures: failures}
+		return decision{do: finishRun, state: stream.Failed, reason: ctl.ReasonSurvivors, failures: failures}
 	case e.spent:
 		return decision{do: finishRun, state: stream.Failed, reason: stream.ClassBudget, failures: failures}
 	case e.stopped:

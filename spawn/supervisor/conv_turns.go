@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"agt/spawn/ctl"
 	"agt/stream"
 )
 
@@ -32,7 +33,7 @@ func newTurnsTalk(s *supervisor) *turnsTalk {
 
 // inputLocked refuses answers: a process per turn asks no permission.
 func (c *turnsTalk) inputLocked(op string) string {
-	if op == OpApprove || op == OpDeny {
+	if op == ctl.OpApprove || op == ctl.OpDeny {
 		return fmt.Sprintf("%s asks no permission: a conversation of turn processes cannot", c.s.spec.Name)
 	}
 	return ""
@@ -47,7 +48,7 @@ func (c *turnsTalk) deliverLocked(text string) (func() error, bool) {
 	return nil, true
 }
 
-func (c *turnsTalk) replyLocked(*Permission, bool, bool, string) (func() error, error) {
+func (c *turnsTalk) replyLocked(*ctl.Permission, bool, bool, string) (func() error, error) {
 	return nil, errors.New("a conversation of turn processes asks no permission") // inputLocked refused
 }
 
@@ -182,7 +183,7 @@ func (c *turnsTalk) nextTurn(sigs signals, exit *stream.Exit) (*generation, erro
 	s.mu.Lock()
 	c.between, c.next = false, msg
 	s.mu.Unlock()
-	g, err := s.start(StartResume)
+	g, err := s.start(ctl.StartResume)
 	if err != nil {
 		s.emitError(err.Error(), true)
 		return nil, err

@@ -1,9 +1,19 @@
-package spawn
+// Package supervisor is the program that runs as `agt supervise NAME`, one per agent, detached
+// from the spawn that started it: it holds the agent's lock for its whole life, runs the agent
+// in its own session, turns its output into events and its silence into states, keeps
+// status.json current, talks to it through its conversation (one per way of talking: see
+// conversation.go), restarts it as its policy says (end.go) and stops its whole process tree on
+// request. The commands reach it through package spawn, over the control channel (package ctl).
+//
+// Invariants: exit is learned from wait, never from stdout EOF; one owner of all waits (reap);
+// want is checked before every start; nothing slow (fsync, a child's exit, a write to the
+// agent) happens under mu, which the output path needs; status.json is written before the
+// state event that it holds reaches the log.
+package supervisor
 
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
@@ -13,40 +23,17 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tidwall/gjson"
 	"golang.org/x/sys/unix"
 
 	"agt/config"
 	"agt/pids"
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
 
-// TestOnlyGroupKillOnly switches the descendant and AGT_INSTANCE sweeps off, leaving only the
-// process-group kill. Tests set it to prove that the tree tests can fail; users never do.
-var TestOnlyGroupKillOnly bool
-
-// TestOnlyRanFor, when set, is how long every run counts as having lasted: tests inject the
-// clock of the healthy-run reset with it instead of waiting ten minutes.
-var TestOnlyRanFor time.Duration
-
-// TestOnlyDiskFull, when set and true, makes event writes fail with ENOSPC: tests inject a
-// full disk with it.
-var TestOnlyDiskFull func() bool
-
-// TestOnlyUnkillable, when set, names processes that a sweep's SIGKILL cannot reach, as a
-// process of another user or one stuck in the kernel: tests inject survivors with it.
-var TestOnlyUnkillable func(pid int) bool
-
-// ReasonSurvivors is the reason of an agent failed because part of its tree outlived SIGKILL.
-const ReasonSurvivors = "survivors"
-
 // goneCheckEvery is how often a supervisor without dnotify checks that its directory exists.
 const goneCheckEvery = 5 * time.Second
-
-// cleanupGrace is how long processes left behind by an agent that exited on its own get between
-// SIGTERM and SIGKILL.
-const cleanupGrace = time.Second
 
 // supervisor runs one agent. The main goroutine owns the process life cycle (start, wait,
 // stop); the stdout and stderr readers emit events through emit, which mu serializes.
@@ -78,69 +65,29 @@ type supervisor struct {
 	machine    stream.Machine
 	snap       stream.Snapshot
 	status     state.Status
-	dirty      bool                   // status.json lags behind last_seq
-	kick       chan struct{}          // the state changed outside the main loop
-	perms      map[string]*Permission // requests the agent waits on
-	alive      bool                   // the agent's process runs (not yet reaped): its group may be signalled
-	overBudget bool                   // the agent spent more than spec.MaxCost
-	budgetSent bool                   // budgetC is closed
-	budgetC    chan struct{}          // closed once the agent is over its budget: the main loop stops it
+	dirty      bool                       // status.json lags behind last_seq
+	kick       chan struct{}              // the state changed outside the main loop
+	perms      map[string]*ctl.Permission // requests the agent waits on
+	alive      bool                       // the agent's process runs (not yet reaped): its group may be signalled
+	overBudget bool                       // the agent spent more than spec.MaxCost
+	budgetSent bool                       // budgetC is closed
+	budgetC    chan struct{}              // closed once the agent is over its budget: the main loop stops it
 	writeErr   error
 	lost       int64        // events dropped since the last successful write
 	sw         statusWriter // status.json's writer (status.go)
 	final      bool         // the end is being written: events are kept until the disk takes them
 }
 
-// readyMsg is the one line the supervisor writes on the readiness pipe: {"spawned":EVENT} or
-// {"error":"why"}. Both ends code it by hand: it is on the path of every spawn, and
-// encoding/json's first use in a process costs more than the rest of the line's trip.
-type readyMsg struct {
-	Spawned json.RawMessage `json:"spawned,omitempty"`
-	Error   string          `json:"error,omitempty"`
-}
-
-func (m readyMsg) line() []byte {
-	if m.Error != "" || len(m.Spawned) == 0 {
-		b := stream.AppendString([]byte(`{"error":`), m.Error)
-		return append(b, "}\n"...)
-	}
-	b := append([]byte(`{"spawned":`), m.Spawned...)
-	return append(b, "}\n"...)
-}
-
-// parseReady reads a line that line wrote.
-func parseReady(line []byte) (readyMsg, error) {
-	if !gjson.ValidBytes(line) {
-		return readyMsg{}, errors.New("not JSON")
-	}
-	var m readyMsg
-	if r := gjson.GetBytes(line, "spawned"); r.IsObject() {
-		m.Spawned = json.RawMessage(r.Raw)
-	}
-	m.Error = gjson.GetBytes(line, "error").String()
-	if m.Error == "" && m.Spawned == nil {
-		return readyMsg{}, errors.New("neither spawned nor error")
-	}
-	return m, nil
-}
-
-// How a supervisor starts its agent.
-const (
-	StartNew    = ""       // agt spawn: the start argv
-	StartResume = "resume" // agt restart: resume the session where the kind can
-	StartFresh  = "fresh"  // agt restart --fresh: the start argv again
-)
-
-// Supervise is the hidden `agt supervise` verb: it runs the agent recorded under name in the run
+// Run is the hidden `agt supervise` verb: it runs the agent recorded under name in the run
 // directory root, reporting readiness on ready (then closing it), restarts it as its policy
 // says, and returns once the agent and everything it started are gone and the final status is
 // written. It answers to signals of its own (SIGTERM stops the agent), not to a context.
-func Supervise(root, name, mode string, ready, goAhead *os.File) error {
-	report := func(m readyMsg) {
+func Run(root, name, mode string, ready, goAhead *os.File) error {
+	report := func(m ctl.Ready) {
 		if ready == nil {
 			return
 		}
-		ready.Write(m.line())
+		ready.Write(m.Line())
 		ready.Close()
 		ready = nil
 	}
@@ -169,13 +116,13 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			return nil // the spawn failed before; it removes what it made
 		}
 		if err := logTo((&state.Dir{Root: root}).AgentFile(name, state.SupervisorLog)); err != nil {
-			report(readyMsg{Error: err.Error()})
+			report(ctl.Ready{Error: err.Error()})
 			return err
 		}
 	}
 	s, err := openSupervisor(root, name)
 	if err != nil {
-		report(readyMsg{Error: err.Error()})
+		report(ctl.Ready{Error: err.Error()})
 		return err
 	}
 	defer s.close()
@@ -184,14 +131,14 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 	if s.a.Want() == "down" {
 		err := fmt.Errorf("agent %q was stopped before it started", name)
 		s.finish(stream.Failed, "stopped before start", nil)
-		report(readyMsg{Error: err.Error()})
+		report(ctl.Ready{Error: err.Error()})
 		return err
 	}
-	if mode != StartNew {
+	if mode != ctl.StartNew {
 		s.mu.Lock()
 		s.status.Restarts++
 		ev := stream.Event{Type: stream.TypeRestart, Attempt: s.status.Restarts, Reason: "agt restart"}
-		if mode == StartFresh {
+		if mode == ctl.StartFresh {
 			ev.Reason = "agt restart --fresh"
 		}
 		s.appendLocked(&ev, time.Now())
@@ -206,14 +153,14 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		} else {
 			s.finish(stream.Failed, "start", nil)
 		}
-		report(readyMsg{Error: err.Error()})
+		report(ctl.Ready{Error: err.Error()})
 		return err
 	}
 	// The first status is in status.json when agt spawn returns: ps shows the agent.
 	s.mu.Lock()
 	s.syncStatusLocked(false)
 	s.mu.Unlock()
-	report(readyMsg{Spawned: g.spawned})
+	report(ctl.Ready{Spawned: g.spawned})
 
 	b := backoff{
 		Initial:     time.Duration(s.spec.RestartDelay),
@@ -228,8 +175,8 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		e.stopped = e.stopped || e.exit != nil && s.a.Want() == "down"
 		if e.exit != nil {
 			e.ran = time.Since(g.started) // monotonic (R19)
-			if TestOnlyRanFor > 0 {
-				e.ran = TestOnlyRanFor
+			if ctl.Test.RanFor > 0 {
+				e.ran = ctl.Test.RanFor
 			}
 		}
 		d := decide(e, s.spec.Restart, b, failures, mrand.Float64())
@@ -241,7 +188,7 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 		case finishRun:
 			if e.survivors {
 				s.mu.Lock()
-				s.status.Error = survivedSIGKILL(s.survivors)
+				s.status.Error = ctl.SurvivedSIGKILL(s.survivors)
 				s.mu.Unlock()
 			}
 			s.finish(d.state, d.reason, e.exit)
@@ -263,7 +210,7 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 				s.finish(stream.Stopped, "stop", nil)
 				return nil
 			}
-			if g, err = s.start(StartResume); err != nil {
+			if g, err = s.start(ctl.StartResume); err != nil {
 				// Could not start again (the binary is gone?): a failure like any other.
 				s.emitError(err.Error(), false)
 				if errors.Is(err, errStoppedConnecting) {
@@ -359,7 +306,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		return nil, fmt.Errorf("become child subreaper: %w", err)
 	}
 	// Re-executed through /proc/self/exe, the process would be named "exe" in top and ps -o comm.
-	setProcessName(processName)
+	setProcessName(ctl.ProcessName)
 	self, err := pids.Self()
 	if err != nil {
 		return nil, err
@@ -480,14 +427,10 @@ func (s *supervisor) close() {
 	}
 }
 
-// TestOnlyClock, when set, is the clock of the supervisor's state machine: tests make the
-// timing of a terminal agent exact with it instead of sleeping. Users never set it.
-var TestOnlyClock func() time.Time
-
 // now is the time as the state machine sees it.
 func (s *supervisor) now() time.Time {
-	if TestOnlyClock != nil {
-		return TestOnlyClock()
+	if ctl.Test.Clock != nil {
+		return ctl.Test.Clock()
 	}
 	return time.Now()
 }
@@ -495,7 +438,7 @@ func (s *supervisor) now() time.Time {
 // dueIn is how long the main loop sleeps before a transition due at when: never less than a
 // second (a tick costs a status write), unless a test drives the clock, which it then watches.
 func (s *supervisor) dueIn(when time.Time) time.Duration {
-	if TestOnlyClock != nil {
+	if ctl.Test.Clock != nil {
 		return 10 * time.Millisecond
 	}
 	return max(when.Sub(time.Now()), time.Second)

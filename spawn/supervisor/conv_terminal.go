@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agt/config"
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -29,7 +30,7 @@ func newTerminalTalk(s *supervisor) *terminalTalk {
 	return &terminalTalk{base: base{s}, s: s, term: newTerminal(s.spec, s.a)}
 }
 
-func (c *terminalTalk) send(req Request) Reply {
+func (c *terminalTalk) send(req ctl.Request) ctl.Reply {
 	s := c.s
 	s.mu.Lock()
 	seq, st := s.seq, s.snap.State
@@ -37,34 +38,34 @@ func (c *terminalTalk) send(req Request) Reply {
 	shown, err := c.typeText(req.Text)
 	switch {
 	case err != nil:
-		return Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
+		return ctl.Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
 	case !shown:
-		return Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}
+		return ctl.Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}
 	}
-	return Reply{Seq: seq}
+	return ctl.Reply{Seq: seq}
 }
 
-func (c *terminalTalk) answer(Request) Reply                { return c.elsewhere() }
-func (c *terminalTalk) interrupt() Reply                    { return c.elsewhere() }
-func (c *terminalTalk) endAfterTurn() Reply                 { return c.elsewhere() }
+func (c *terminalTalk) answer(ctl.Request) ctl.Reply        { return c.elsewhere() }
+func (c *terminalTalk) interrupt() ctl.Reply                { return c.elsewhere() }
+func (c *terminalTalk) endAfterTurn() ctl.Reply             { return c.elsewhere() }
 func (c *terminalTalk) permissionLocked(*stream.Event) bool { return false }
 func (c *terminalTalk) turnEndedLocked(time.Time)           {}
 
 // elsewhere refuses what only the terminal itself can be told.
-func (c *terminalTalk) elsewhere() Reply {
+func (c *terminalTalk) elsewhere() ctl.Reply {
 	n := c.s.spec.Name
-	return Reply{Error: fmt.Sprintf("%s runs on a terminal: answer it there ('agt attach %s'), or type with 'agt send --keys %s'", n, n, n)}
+	return ctl.Reply{Error: fmt.Sprintf("%s runs on a terminal: answer it there ('agt attach %s'), or type with 'agt send --keys %s'", n, n, n)}
 }
 
-func (c *terminalTalk) keys(text string) Reply {
+func (c *terminalTalk) keys(text string) ctl.Reply {
 	s := c.s
 	s.mu.Lock()
 	seq, st := s.seq, s.snap.State
 	s.mu.Unlock()
 	if err := c.term.input([]byte(text)); err != nil {
-		return Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
+		return ctl.Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
 	}
-	return Reply{Seq: seq}
+	return ctl.Reply{Seq: seq}
 }
 
 func (c *terminalTalk) plan(resumed bool, prompt *string) startPlan { return c.s.plan(resumed, prompt) }

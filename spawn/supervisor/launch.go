@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 
 	"agt/config"
 	"agt/pids"
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -28,9 +29,9 @@ type generation struct {
 
 // start launches the agent in its own session with stdout and stderr on pipes and stdin on
 // /dev/null (or what its conversation gives it), records its identity and emits spawned and
-// state events. StartResume resumes the agent's session where the kind can and the session was
-// saved, with the resume prompt instead of the original one; else, and for StartNew and
-// StartFresh, it starts afresh with the original prompt.
+// state events. ctl.StartResume resumes the agent's session where the kind can and the session was
+// saved, with the resume prompt instead of the original one; else, and for ctl.StartNew and
+// ctl.StartFresh, it starts afresh with the original prompt.
 func (s *supervisor) start(mode string) (*generation, error) {
 	spawned, fds, err := s.launch(mode)
 	if err != nil {
@@ -233,19 +234,19 @@ func (s *supervisor) session(mode string) (id string, resumed bool) {
 	defer s.mu.Unlock()
 	id = s.status.SessionID // the readers of the last run may still be writing it
 	switch {
-	case mode == StartResume && s.resumes() && id != "" && s.status.Resumable:
+	case mode == ctl.StartResume && s.resumes() && id != "" && s.status.Resumable:
 		return id, true
-	case mode == StartResume && s.resumes() && id != "":
+	case mode == ctl.StartResume && s.resumes() && id != "":
 		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
 			Message: fmt.Sprintf("session %s was never saved; starting afresh with the original prompt", id)}
 		s.appendLocked(&ev, time.Now())
 		s.flushLocked()
-	case mode == StartNew:
+	case mode == ctl.StartNew:
 		return id, false
 	}
 	id = ""
 	if s.spec.NewSession {
-		id = NewSessionID()
+		id = ctl.NewSessionID()
 	}
 	s.status.SessionID, s.status.SessionTotal, s.status.Resumable = id, state.Usage{}, false
 	return id, false

@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"agt/spawn/ctl"
 )
 
 // A hook (agt.toml on_state) is a command run without a shell at each change of the agent's
@@ -49,7 +51,7 @@ func newHooks(argv []string, timeout time.Duration, name, root string) *hooks {
 	}
 	h := &hooks{
 		argv: argv, timeout: timeout,
-		env:     append(supervisorEnv(), "AGT_NAME="+name, "AGT_RUN_DIR="+root),
+		env:     append(ctl.SupervisorEnv(), "AGT_NAME="+name, "AGT_RUN_DIR="+root),
 		queue:   make(chan transition, hookQueue),
 		done:    make(chan struct{}),
 		running: make(map[int]chan unix.WaitStatus),

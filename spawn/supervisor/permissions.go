@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"encoding/json"
@@ -9,44 +9,29 @@ import (
 	"strings"
 	"time"
 
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
-
-// A conversation agent (stdin = "stream-json": Claude's stream-json input with the control
-// protocol on the same pipe) takes its turns as user messages on stdin, and its permission
-// requests are answered there. The supervisor is the one writer of that pipe; the control
-// channel brings it what to write.
-
-// Permission is a permission request an agent waits on, as its event had it and as its inbox
-// file (permissions/ID.json) holds it.
-type Permission struct {
-	ID      string          `json:"id"`
-	Tool    string          `json:"tool"`
-	Input   json.RawMessage `json:"input,omitempty"`
-	Options json.RawMessage `json:"options,omitempty"`
-	Seq     int64           `json:"seq"`
-	TS      time.Time       `json:"ts"`
-}
 
 // maxPermissions bounds the permission requests kept: an agent cannot ask more at once.
 const maxPermissions = 256
 
 // control carries out a request of the control channel.
-func (s *supervisor) control(req Request) Reply {
+func (s *supervisor) control(req ctl.Request) ctl.Reply {
 	switch req.Op {
-	case OpSend:
+	case ctl.OpSend:
 		return s.conv.send(req)
-	case OpApprove, OpDeny:
+	case ctl.OpApprove, ctl.OpDeny:
 		return s.conv.answer(req)
-	case OpInterrupt:
+	case ctl.OpInterrupt:
 		return s.conv.interrupt()
-	case OpAfterTurn:
+	case ctl.OpAfterTurn:
 		return s.conv.endAfterTurn()
-	case OpKeys:
+	case ctl.OpKeys:
 		return s.conv.keys(req.Text)
 	}
-	return Reply{Error: fmt.Sprintf("unknown request %q; want send, approve, deny or interrupt", req.Op)}
+	return ctl.Reply{Error: fmt.Sprintf("unknown request %q; want send, approve, deny or interrupt", req.Op)}
 }
 
 func (s *supervisor) waitingForInputLocked() bool {
@@ -61,7 +46,7 @@ func (s *supervisor) beginLocked(now time.Time) {
 }
 
 // pendingLocked finds the request id names, or the only one pending when id is "".
-func (s *supervisor) pendingLocked(id string) (*Permission, string) {
+func (s *supervisor) pendingLocked(id string) (*ctl.Permission, string) {
 	if id != "" {
 		if p, ok := s.perms[id]; ok {
 			return p, ""
@@ -95,9 +80,9 @@ func (s *supervisor) askedLocked(ev *stream.Event) {
 	if ev.ID == "" || len(s.perms) >= maxPermissions {
 		return
 	}
-	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options, Seq: ev.Seq, TS: ev.TS}
+	p := &ctl.Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options, Seq: ev.Seq, TS: ev.TS}
 	if s.perms == nil {
-		s.perms = make(map[string]*Permission)
+		s.perms = make(map[string]*ctl.Permission)
 	}
 	s.perms[ev.ID] = p
 	b, err := json.Marshal(p)
@@ -117,28 +102,6 @@ func (s *supervisor) askedLocked(ev *stream.Event) {
 	if err := state.WriteFileAtomic(filepath.Join(dir, name), b); err != nil {
 		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", s.spec.Name, err)
 	}
-}
-
-// Permissions returns the requests a's inbox holds, in no order. A file that is not a regular
-// one of at most 1 MiB (a link, a FIFO) is skipped, never followed or waited on (state.ReadSmall).
-func Permissions(a *state.Agent) []Permission {
-	dir := a.Path(state.PermissionsDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // none asked
-	}
-	var out []Permission
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := state.ReadSmall(filepath.Join(dir, e.Name()))
-		var p Permission
-		if err == nil && json.Unmarshal(b, &p) == nil && p.ID != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // permissionFile is the inbox file of a request id: ids are the agent's, so only safe ones

@@ -1,4 +1,4 @@
-package spawn
+package supervisor
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agt/config"
+	"agt/spawn/ctl"
 	"agt/stream"
 )
 
@@ -39,24 +40,24 @@ type conversation interface {
 
 	// send delivers a user message (agt send): at once when the agent waits for input, else
 	// when its running turn ends, if req.Queue says so. A goroutine of the control channel.
-	send(req Request) Reply
+	send(req ctl.Request) ctl.Reply
 	// answer allows or denies a permission request the agent waits on (agt approve, agt
 	// deny). A goroutine of the control channel.
-	answer(req Request) Reply
+	answer(req ctl.Request) ctl.Reply
 	// interrupt cancels the running turn (agt interrupt): the agent goes back to waiting for
 	// input. A goroutine of the control channel.
-	interrupt() Reply
+	interrupt() ctl.Reply
 	// endAfterTurn ends the conversation once its running turn is over (agt stop
 	// --after-turn): want is down from now on, and the agent's input ends when it waits for
 	// input. The caller bounds the wait. A goroutine of the control channel.
-	endAfterTurn() Reply
+	endAfterTurn() ctl.Reply
 	// keys types keystrokes into the agent's terminal (agt send --keys). A goroutine of the
 	// control channel.
-	keys(text string) Reply
+	keys(text string) ctl.Reply
 	// attach serves an attached client of the agent's terminal (agt attach) until it leaves
 	// or the agent ends for good: answer takes the reply to the request, after which the
 	// connection carries the terminal. A goroutine of the control channel.
-	attach(c *os.File, req Request, answer func(Reply))
+	attach(c *os.File, req ctl.Request, answer func(ctl.Reply))
 
 	// permissionLocked sees a permission request the agent waits on (a permission event
 	// without a decision), before it is written: it answers it by the agt.toml policy when a
@@ -112,8 +113,8 @@ func isProtocol(d stream.Decoder) bool {
 }
 
 // notConversing is the refusal of a request that only a conversation takes.
-func notConversing(s *supervisor) Reply {
-	return Reply{Error: fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)}
+func notConversing(s *supervisor) ctl.Reply {
+	return ctl.Reply{Error: fmt.Sprintf("%s is not a conversation: it takes no messages (spawn it with --converse)", s.spec.Name)}
 }
 
 // base is what a conversation does unless it says otherwise: it has no terminal (keystrokes
@@ -137,12 +138,12 @@ func (base) nextTurn(signals, *stream.Exit) (*generation, error) {
 	return nil, errors.New("this conversation has no turn of its own to start")
 }
 
-func (n base) keys(string) Reply {
-	return Reply{Error: fmt.Sprintf("%s has no terminal: keystrokes need an agent spawned with --tty (agt send without --keys gives a conversation its turn)", n.s.spec.Name)}
+func (n base) keys(string) ctl.Reply {
+	return ctl.Reply{Error: fmt.Sprintf("%s has no terminal: keystrokes need an agent spawned with --tty (agt send without --keys gives a conversation its turn)", n.s.spec.Name)}
 }
 
-func (n base) attach(_ *os.File, _ Request, answer func(Reply)) {
-	answer(Reply{Error: fmt.Sprintf("%s has no terminal: only agents spawned with --tty can be attached to", n.s.spec.Name)})
+func (n base) attach(_ *os.File, _ ctl.Request, answer func(ctl.Reply)) {
+	answer(ctl.Reply{Error: fmt.Sprintf("%s has no terminal: only agents spawned with --tty can be attached to", n.s.spec.Name)})
 }
 
 // readLines is how a start's output is read but on a terminal: stdout and stderr line by line.
@@ -162,7 +163,7 @@ type wire interface {
 	deliverLocked(text string) (write func() error, ok bool)
 	// replyLocked answers the permission request p: allow it (for the rest of the session,
 	// when always), or deny it, telling the agent message.
-	replyLocked(p *Permission, allow, always bool, message string) (write func() error, err error)
+	replyLocked(p *ctl.Permission, allow, always bool, message string) (write func() error, err error)
 	// interruptLocked cancels the running turn, or says why it cannot.
 	interruptLocked(now time.Time) (write func() error, why string)
 	// closeLocked ends the agent's input, once what is being written is: it ends.
@@ -197,17 +198,17 @@ func (t *talk) liveLocked(op string) string {
 	return t.w.inputLocked(op)
 }
 
-func (t *talk) send(req Request) Reply {
+func (t *talk) send(req ctl.Request) ctl.Reply {
 	s := t.s
 	now := time.Now()
 	s.mu.Lock()
-	why := t.liveLocked(OpSend)
+	why := t.liveLocked(ctl.OpSend)
 	if why == "" && t.ending {
 		why = fmt.Sprintf("%s is ending after its turn (agt stop --after-turn): it takes no more messages", s.spec.Name)
 	}
 	if why != "" {
 		s.mu.Unlock()
-		return Reply{Error: why}
+		return ctl.Reply{Error: why}
 	}
 	seq := s.seq
 	if !s.waitingForInputLocked() {
@@ -217,46 +218,46 @@ func (t *talk) send(req Request) Reply {
 				state += " (" + s.snap.Reason + ")"
 			}
 			s.mu.Unlock()
-			return Reply{Error: fmt.Sprintf("%s is %s, not waiting for input; 'agt send --queue' delivers it when the turn ends", s.spec.Name, state)}
+			return ctl.Reply{Error: fmt.Sprintf("%s is %s, not waiting for input; 'agt send --queue' delivers it when the turn ends", s.spec.Name, state)}
 		}
 		t.queue = append(t.queue, req.Text)
 		s.mu.Unlock()
-		return Reply{Queued: true, Seq: seq}
+		return ctl.Reply{Queued: true, Seq: seq}
 	}
 	write, ok := t.w.deliverLocked(req.Text)
 	if !ok {
 		t.queue = append(t.queue, req.Text) // next in line
 		s.mu.Unlock()
-		return Reply{Seq: seq}
+		return ctl.Reply{Seq: seq}
 	}
 	s.beginLocked(now)
 	s.mu.Unlock()
 	if write != nil {
 		if err := write(); err != nil {
-			return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+			return ctl.Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
 		}
 	}
-	return Reply{Seq: seq}
+	return ctl.Reply{Seq: seq}
 }
 
-func (t *talk) answer(req Request) Reply {
+func (t *talk) answer(req ctl.Request) ctl.Reply {
 	s := t.s
 	now := time.Now()
 	s.mu.Lock()
 	why := t.liveLocked(req.Op)
-	var p *Permission
+	var p *ctl.Permission
 	if why == "" {
 		p, why = s.pendingLocked(req.ID)
 	}
 	if why != "" {
 		s.mu.Unlock()
-		return Reply{Error: why}
+		return ctl.Reply{Error: why}
 	}
-	allow := req.Op == OpApprove
+	allow := req.Op == ctl.OpApprove
 	write, err := t.w.replyLocked(p, allow, req.Always, req.Message)
 	if err != nil {
 		s.mu.Unlock()
-		return Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
+		return ctl.Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
 	}
 	delete(s.perms, p.ID)
 	ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
@@ -272,15 +273,15 @@ func (t *talk) answer(req Request) Reply {
 	s.removePermission(p.ID)
 	if write != nil {
 		if err := write(); err != nil {
-			return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+			return ctl.Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
 		}
 	}
-	return Reply{ID: p.ID, Tool: p.Tool}
+	return ctl.Reply{ID: p.ID, Tool: p.Tool}
 }
 
 func (t *talk) permissionLocked(ev *stream.Event) bool {
 	s := t.s
-	if t.w.inputLocked(OpApprove) != "" {
+	if t.w.inputLocked(ctl.OpApprove) != "" {
 		return false // nobody can answer
 	}
 	if s.policy.Empty() {
@@ -290,7 +291,7 @@ func (t *talk) permissionLocked(ev *stream.Event) bool {
 	if decision == "" {
 		return true
 	}
-	p := &Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
+	p := &ctl.Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
 	write, err := t.w.replyLocked(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
 	if err != nil {
 		return true // no such option (ACP): a person decides
@@ -302,10 +303,10 @@ func (t *talk) permissionLocked(ev *stream.Event) bool {
 	return false
 }
 
-func (t *talk) interrupt() Reply {
+func (t *talk) interrupt() ctl.Reply {
 	s := t.s
 	s.mu.Lock()
-	why := t.liveLocked(OpInterrupt)
+	why := t.liveLocked(ctl.OpInterrupt)
 	if why == "" && !s.snap.Open && !s.waitingForPermissionLocked() {
 		why = fmt.Sprintf("%s is %s: no turn to interrupt", s.spec.Name, s.snap.State)
 	}
@@ -315,29 +316,29 @@ func (t *talk) interrupt() Reply {
 	}
 	s.mu.Unlock()
 	if why != "" {
-		return Reply{Error: why}
+		return ctl.Reply{Error: why}
 	}
 	if write != nil {
 		if err := write(); err != nil {
-			return Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+			return ctl.Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
 		}
 	}
-	return Reply{}
+	return ctl.Reply{}
 }
 
-func (t *talk) endAfterTurn() Reply {
+func (t *talk) endAfterTurn() ctl.Reply {
 	s := t.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if why := t.liveLocked(OpAfterTurn); why != "" {
-		return Reply{Error: why}
+	if why := t.liveLocked(ctl.OpAfterTurn); why != "" {
+		return ctl.Reply{Error: why}
 	}
 	if err := s.a.SetWant("down"); err != nil {
-		return Reply{Error: err.Error()}
+		return ctl.Reply{Error: err.Error()}
 	}
 	t.ending = true
 	t.endIfIdleLocked()
-	return Reply{}
+	return ctl.Reply{}
 }
 
 // endIfIdleLocked ends a conversation asked to end after its turn, once it waits for input.
@@ -353,7 +354,7 @@ func (t *talk) endIfIdleLocked() {
 func (t *talk) turnEndedLocked(now time.Time) {
 	t.endIfIdleLocked()
 	s := t.s
-	if len(t.queue) == 0 || !s.waitingForInputLocked() || t.ending || t.w.inputLocked(OpSend) != "" {
+	if len(t.queue) == 0 || !s.waitingForInputLocked() || t.ending || t.w.inputLocked(ctl.OpSend) != "" {
 		return
 	}
 	write, ok := t.w.deliverLocked(t.queue[0])

@@ -67,7 +67,7 @@ func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
 	c.interrupted = true
 	// Under mu: alive, so not reaped yet, so its group is still its own.
 	unix.Kill(-leader.PID, unix.SIGINT)
-	time.AfterFunc(interruptGrace, func() {
+	s.after(interruptGrace, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if c.interrupted && s.leader == leader && s.alive {

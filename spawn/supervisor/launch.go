@@ -157,9 +157,14 @@ func (s *supervisor) launch(mode string) (spawned []byte, fds stdio, err error) 
 		s.emitError(err.Error(), false)
 	}
 
-	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.runningLocked(pid, shown, p, s.now()), fds, nil
+}
+
+// runningLocked records that the agent of a start runs as pid: its status, the spawned event
+// (returned: one JSON line, no newline), and its first state.
+func (s *supervisor) runningLocked(pid int, shown []string, p startPlan, now time.Time) []byte {
 	s.status.PID = pid
 	s.alive = true
 	s.status.Started = now
@@ -167,7 +172,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, fds stdio, err error) 
 	s.status.ExitCode, s.status.Signal = nil, ""
 	s.snap.Activity = now
 	ev := stream.Event{Type: stream.TypeSpawned, Kind: s.spec.Kind, Argv: shown, Cwd: s.spec.Cwd, PID: pid, Workspace: s.spec.Workspace}
-	spawned = s.appendLocked(&ev, now)
+	spawned := s.appendLocked(&ev, now)
 	spawned = append([]byte(nil), spawned[:len(spawned)-1]...)
 	// A plain command is running from the start: nothing it says or keeps quiet changes that.
 	// So is the next turn process of a conversation: its turn began with the message.
@@ -183,7 +188,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, fds stdio, err error) 
 		s.setStateLocked(stream.Waiting, stream.ReasonInput, now) // a conversation with no word yet
 	}
 	s.writeStatusLocked() // the new run's pid, even if it was starting already
-	return spawned, fds, nil
+	return spawned
 }
 
 // What a start gives the agent as its stdin.

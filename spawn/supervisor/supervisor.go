@@ -43,7 +43,8 @@ type supervisor struct {
 	spec     *state.Spec
 	instance string
 	leader   pids.Identity
-	conv     conversation // how agt talks to the agent: what differs from one way to the next
+	conv     conversation                            // how agt talks to the agent: what differs from one way to the next
+	after    func(time.Duration, func()) *time.Timer // time.AfterFunc, but in tests
 	lock     *state.Lock
 	sigs     signals // the supervisor's own signals, for the waits outside run (connect)
 	hooks    *hooks  // the on_state hook; nil without one
@@ -322,6 +323,19 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
+	s := newSupervisor(d, a, spec, lock, log, last, self.PID)
+	s.gone = watchGone(a.Dir, func() bool { return lock.Check() == nil })
+	if err := s.listen(); err != nil {
+		// The agent runs all the same; only send, approve, deny and interrupt cannot reach it.
+		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", spec.Name, err)
+	}
+	return s, nil
+}
+
+// newSupervisor is the supervisor of agent a of d, as spec records it, holding its lock and
+// appending to its event log, whose last seq is last; its status writer runs. pid is the
+// supervisor's own.
+func newSupervisor(d *state.Dir, a *state.Agent, spec *state.Spec, lock *state.Lock, log *state.LogWriter, last int64, pid int) *supervisor {
 	s := &supervisor{
 		root: d.Root, a: a, spec: spec, log: log, seq: last,
 		dec:     stream.ForFormat(spec.Format),
@@ -331,14 +345,14 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		kick:    make(chan struct{}, 1),
 		budgetC: make(chan struct{}),
 		lock:    lock,
-		gone:    watchGone(a.Dir, func() bool { return lock.Check() == nil }),
+		after:   time.AfterFunc,
 	}
 	s.conv = conversationFor(s)
 	s.startStatusWriter()
 	now := time.Now()
 	s.status = state.Status{
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
-		SupervisorPID: self.PID, Since: now, Updated: now,
+		SupervisorPID: pid, Since: now, Updated: now,
 		SessionID: spec.SessionID, Model: spec.Model, Workspace: spec.Workspace, MaxCost: spec.MaxCost,
 	}
 	if old, err := a.ReadStatus(); err == nil {
@@ -363,11 +377,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if s.status.Model == "" {
 		s.status.Model = config.ConfiguredModel(spec.Format, s.agentGetenv())
 	}
-	if err := s.listen(); err != nil {
-		// The agent runs all the same; only send, approve, deny and interrupt cannot reach it.
-		fmt.Fprintf(os.Stderr, "agt supervise %s: %v\n", spec.Name, err)
-	}
-	return s, nil
+	return s
 }
 
 // machineFor is the state machine of the agent spec describes: structured agents follow their

@@ -354,6 +354,7 @@ func newSupervisor(d *state.Dir, a *state.Agent, spec *state.Spec, lock *state.L
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
 		SupervisorPID: pid, Since: now, Updated: now,
 		SessionID: spec.SessionID, Model: spec.Model, Workspace: spec.Workspace, MaxCost: spec.MaxCost,
+		Group: spec.Group,
 	}
 	if old, err := a.ReadStatus(); err == nil {
 		// agt restart: the count, the session and the totals carry on.

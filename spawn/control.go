@@ -62,14 +62,11 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 // stop is Stop; when said is not nil, it is set to the want file this stop wrote, so that a
 // restart can tell whether another stop wrote one since.
 func stop(ctx context.Context, a *state.Agent, grace time.Duration, said *os.FileInfo) (*state.Status, error) {
-	timeout := grace
-	if grace < 0 {
-		timeout = config.DefaultStopTimeout
-		if spec, err := a.ReadSpec(); err == nil {
-			// Asked for in so many words, so that the supervisor tells this stop's signal from
-			// a plain second SIGTERM, which would cut the grace of another stop racing this one.
-			timeout, grace = time.Duration(spec.StopTimeout), time.Duration(spec.StopTimeout)
-		}
+	timeout, recorded := StopGrace(a, grace)
+	if grace < 0 && recorded {
+		// Asked for in so many words, so that the supervisor tells this stop's signal from a
+		// plain second SIGTERM, which would cut the grace of another stop racing this one.
+		grace = timeout
 	}
 	if err := a.SetWantDown(grace); err != nil {
 		return nil, err
@@ -123,6 +120,18 @@ func stop(ctx context.Context, a *state.Agent, grace time.Duration, said *os.Fil
 		}
 	}
 	return settle(ctx, a)
+}
+
+// StopGrace is the grace between SIGTERM and SIGKILL of a stop of a that asks for grace: grace
+// itself, unless negative; then the agent's own, from its record (recorded), else the default.
+func StopGrace(a *state.Agent, grace time.Duration) (g time.Duration, recorded bool) {
+	if grace >= 0 {
+		return grace, false
+	}
+	if spec, err := a.ReadSpec(); err == nil {
+		return time.Duration(spec.StopTimeout), true
+	}
+	return config.DefaultStopTimeout, false
 }
 
 // settle returns a's final status once no supervisor holds its lock. A supervisor that died

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"agt/spawn"
 	"agt/state"
 	"agt/stream"
 )
@@ -161,5 +162,18 @@ func fill(v reflect.Value) {
 		v.Set(s)
 	case reflect.Map:
 		v.Set(reflect.MakeMap(v.Type()))
+	}
+}
+
+// TestPsWaitingFor: what an agent waits for, which ps adds to its status fields, is written as
+// encoding/json would.
+func TestPsWaitingFor(t *testing.T) {
+	st := &state.Status{Name: "w", State: stream.Waiting}
+	for _, w := range []*spawn.Waiting{nil, {Reason: "input"},
+		{Reason: "permission", ID: "r<1>", Tool: "Bash", Input: json.RawMessage(`{ "command": "ls" }`), Pending: 2}} {
+		got := gjson.GetBytes((&psRow{st.Name, st, w}).appendJSON(nil), "waiting_for").Raw
+		if want := string(mustMarshal(t, w)); !sameJSON(got, want) {
+			t.Errorf("waiting_for %s, want %s", got, want)
+		}
 	}
 }

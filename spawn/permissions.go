@@ -1,32 +1,16 @@
 package spawn
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
-
+	"agt/spawn/ctl"
 	"agt/state"
 )
 
-// Permissions returns the requests a's inbox holds, in no order. A file that is not a regular
-// one of at most 1 MiB (a link, a FIFO) is skipped, never followed or waited on (state.ReadSmall).
-func Permissions(a *state.Agent) []Permission {
-	dir := a.Path(state.PermissionsDir)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // none asked
-	}
-	var out []Permission
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") {
-			continue
-		}
-		b, err := state.ReadSmall(filepath.Join(dir, e.Name()))
-		var p Permission
-		if err == nil && json.Unmarshal(b, &p) == nil && p.ID != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+// Permissions returns the requests a's inbox holds, in no order (see ctl.Permissions).
+func Permissions(a *state.Agent) []Permission { return ctl.Permissions(a) }
+
+// Waiting is what an agent waits on a person for (see ctl.Waiting).
+type Waiting = ctl.Waiting
+
+// WaitingFor says what a waits on a person for, from its status st and its inbox; nil when it
+// waits for nobody (see ctl.WaitingFor).
+func WaitingFor(a *state.Agent, st *state.Status) *Waiting { return ctl.WaitingFor(a, st) }

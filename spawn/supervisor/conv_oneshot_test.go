@@ -34,7 +34,7 @@ func TestOneShotRefuses(t *testing.T) {
 	if s.conv.permissionLocked(&stream.Event{Type: stream.TypePermission, ID: "1"}) {
 		t.Error("a request of a one-shot agent waits for a person")
 	}
-	if s.conv.endedLocked(stream.Exit{}) {
+	if s.conv.endedLocked(stream.Exit{}, stream.Failure{}) {
 		t.Error("a one-shot run ended a turn")
 	}
 	if s.machine.InputOpen {

@@ -166,8 +166,8 @@ func (c *terminalTalk) read(ptmx *os.File) <-chan struct{} {
 	return done
 }
 
-// emit turns a chunk of terminal output into output events; any byte is a sign the program
-// runs.
+// emit turns a chunk of terminal output into output events; a chunk that changes what the
+// program shows is a sign it runs.
 func (c *terminalTalk) emit(p []byte) {
 	s := c.s
 	now := s.now()
@@ -175,7 +175,10 @@ func (c *terminalTalk) emit(p []byte) {
 	defer s.mu.Unlock()
 	s.events = s.events[:0]
 	c.text.Write(p, c.outputLineLocked)
-	moved := s.moveLocked(s.machine.Event(s.snap, &stream.Event{Type: stream.TypeOutput}, now), now)
+	moved := false
+	if c.text.Changed() { // a redraw of what shows already is no sign of work
+		moved = s.moveLocked(s.machine.Event(s.snap, &stream.Event{Type: stream.TypeOutput}, now), now)
+	}
 	s.appendEventsLocked(now)
 	if moved {
 		s.writeStatusLocked()

@@ -106,10 +106,11 @@ func (c *turnsTalk) startedLocked(stdio, startPlan, string) {}
 
 func (c *turnsTalk) begin(g *generation, fds stdio) error { return readLines(c.s, g, fds) }
 
-// endedLocked: a process that exited 0, or that agt interrupt cut short, ended its turn, not
-// the conversation. The messages held for the turn's end wait for the next process.
-func (c *turnsTalk) endedLocked(exit stream.Exit) bool {
-	return exit.Code == 0 && exit.Signal == "" || c.interrupted
+// endedLocked: a process that exited 0 with no failure, or that agt interrupt cut short,
+// ended its turn, not the conversation. The messages held for the turn's end wait for the
+// next process.
+func (c *turnsTalk) endedLocked(exit stream.Exit, f stream.Failure) bool {
+	return exit.Clean() && f.Class == "" || c.interrupted
 }
 
 // errStopped says a stop came while a conversation of turn processes waited for a message.

@@ -107,7 +107,7 @@ func TestTurnsQueued(t *testing.T) {
 		t.Fatalf("queue: %+v", r)
 	}
 	s.mu.Lock()
-	if !s.conv.endedLocked(stream.Exit{}) {
+	if !s.conv.endedLocked(stream.Exit{}, stream.Failure{}) {
 		t.Error("a clean exit of a turn process is no turn's end")
 	}
 	s.mu.Unlock()
@@ -172,7 +172,7 @@ func TestTurnsInterrupt(t *testing.T) {
 		t.Fatal("the turn's process outlived the interrupt")
 	}
 	s.mu.Lock()
-	turnEnded := s.conv.endedLocked(stream.Exit{Code: -1, Signal: "SIGTERM"})
+	turnEnded := s.conv.endedLocked(stream.Exit{Code: -1, Signal: "SIGTERM"}, stream.Failure{})
 	s.alive = false
 	s.mu.Unlock()
 	if !turnEnded {
@@ -187,10 +187,14 @@ func TestTurnsAsksNothing(t *testing.T) {
 	s := newTestSupervisor(t, turnsSpec())
 	s.mu.Lock()
 	s.snap.State = stream.Running
-	ended := s.conv.endedLocked(stream.Exit{Code: 1})
+	ended := s.conv.endedLocked(stream.Exit{Code: 1}, stream.Failure{})
+	refusedByAgent := s.conv.endedLocked(stream.Exit{}, stream.Failure{Class: stream.ClassAuth})
 	s.mu.Unlock()
 	if ended {
 		t.Error("a failed turn process counts as a turn's end")
+	}
+	if refusedByAgent {
+		t.Error("a turn process that exited 0 with a failure counts as a turn's end")
 	}
 	refused(t, s.conv.answer(ctl.Request{Op: ctl.OpApprove}), "asks no permission")
 }

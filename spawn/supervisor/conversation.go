@@ -79,10 +79,11 @@ type conversation interface {
 	// stoppingLocked says what the conversation has to say before a stop's signal. The main
 	// loop.
 	stoppingLocked(now time.Time)
-	// endedLocked sees the end of a run, before the supervisor decides what comes next: it
-	// reports whether the run ended a turn, not the conversation (a process per turn), and
-	// then nextTurn waits for the message of the next one. The main loop.
-	endedLocked(exit stream.Exit) (turnEnded bool)
+	// endedLocked sees the end of a run (how it exited, what its decoder made of it), before
+	// the supervisor decides what comes next: it reports whether the run ended a turn, not
+	// the conversation (a process per turn), and then nextTurn waits for the message of the
+	// next one. The main loop.
+	endedLocked(exit stream.Exit, f stream.Failure) (turnEnded bool)
 	// nextTurn records the end of the last turn's process, waits for the next message and
 	// starts its process; errStopped when a stop comes first. Only a conversation whose
 	// endedLocked said so is asked. The main loop.
@@ -132,7 +133,7 @@ func (base) stoppingLocked(time.Time) {}
 
 func (base) end() {}
 
-func (base) endedLocked(stream.Exit) bool { return false }
+func (base) endedLocked(stream.Exit, stream.Failure) bool { return false }
 
 func (base) nextTurn(signals, *stream.Exit) (*generation, error) {
 	return nil, errors.New("this conversation has no turn of its own to start")
@@ -369,7 +370,7 @@ func (t *talk) turnEndedLocked(now time.Time) {
 }
 
 // endedLocked: the agent that asked is gone; so are the messages held for its turn's end.
-func (t *talk) endedLocked(stream.Exit) bool {
+func (t *talk) endedLocked(stream.Exit, stream.Failure) bool {
 	t.queue = nil
 	return false
 }

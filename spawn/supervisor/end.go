@@ -75,7 +75,8 @@ func decide(e runEnd, policy string, b backoff, failures int, rnd float64) decis
 	case e.turnEnded:
 		return decision{do: nextTurn}
 	}
-	clean := e.exit.Code == 0 && e.exit.Signal == ""
+	// A failure on a clean exit is an ACP run that the client ended (auth, config).
+	clean := e.exit.Clean() && e.failure.Class == ""
 	d := decision{failed: !clean, failures: failures}
 	switch {
 	case !clean && !restartable(e.failure.Class):
@@ -117,11 +118,11 @@ func restartable(class string) bool {
 }
 
 // endOf is the final state and reason of an agent that ended on its own: a failure's class
-// when the decoder knew better than the exit code.
+// when the decoder knew more than the exit code (transient too: a 500 the agent reported).
 func endOf(exit *stream.Exit, f stream.Failure) (state, reason string) {
 	switch {
-	case (exit.Code != 0 || exit.Signal != "") && f.Class != "" && f.Class != stream.ClassTransient:
-		return stream.Failed, f.Class
+	case (exit.Code != 0 || exit.Signal != "") && f.Reason(*exit) != "":
+		return stream.Failed, f.Reason(*exit)
 	case exit.Signal != "":
 		return stream.Failed, "killed by " + exit.Signal
 	case exit.Code != 0:

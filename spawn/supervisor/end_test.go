@@ -53,8 +53,8 @@ func TestDecide(t *testing.T) {
 		// Failures no restart cures.
 		{"a bad key fails at once", runEnd{exit: code1, failure: auth}, always, 0,
 			decision{do: finishRun, state: stream.Failed, reason: stream.ClassAuth, failed: true}},
-		{"a config error of a clean exit is no failure", runEnd{exit: ok, failure: stream.Failure{Class: stream.ClassConfig}}, never, 0,
-			decision{do: finishRun, state: stream.Exited}},
+		{"a clean exit with a failure the client saw (ACP) is a failure", runEnd{exit: ok, failure: auth}, always, 0,
+			decision{do: finishRun, state: stream.Failed, reason: stream.ClassAuth, failed: true}},
 
 		// No restart asked for.
 		{"restart never: the exit code says how", runEnd{exit: code1}, never, 0,
@@ -63,8 +63,10 @@ func TestDecide(t *testing.T) {
 			decision{do: finishRun, state: stream.Failed, reason: "killed by SIGSEGV", failed: true}},
 		{"restart never: the decoder's class outranks the code", runEnd{exit: code1, failure: rate}, never, 0,
 			decision{do: finishRun, state: stream.Failed, reason: stream.ClassRate, failed: true}},
-		{"restart never: a transient class is the code's", runEnd{exit: code1, failure: transient}, never, 0,
+		{"restart never: a transient class that says no more than the code is the code's", runEnd{exit: code1, failure: stream.Failure{Class: stream.ClassTransient, Message: "exit code 1"}}, never, 0,
 			decision{do: finishRun, state: stream.Failed, reason: "exit code 1", failed: true}},
+		{"restart never: a transient failure the agent reported is named", runEnd{exit: code1, failure: transient}, never, 0,
+			decision{do: finishRun, state: stream.Failed, reason: stream.ClassTransient, failed: true}},
 		{"on-failure: a clean exit is the end", runEnd{exit: ok}, onFail, 2,
 			decision{do: finishRun, state: stream.Exited, failures: 2}},
 

@@ -150,7 +150,7 @@ func newSupervisor(d *state.Dir, a *state.Agent, spec *state.Spec, lock *state.L
 		dec:     stream.ForFormat(spec.Format),
 		machine: machineFor(spec),
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny, Dir: spec.Cwd},
-		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root),
+		hooks:   newHooks(spec, a, d.Root),
 		kick:    make(chan struct{}, 1),
 		budgetC: make(chan struct{}),
 		lock:    lock,

@@ -151,13 +151,13 @@ func (s *supervisor) run(sigs signals, g *generation) runEnd {
 	s.mu.Lock()
 	now := time.Now()
 	s.endPermissionsLocked(now)
-	turnEnded := s.conv.endedLocked(*exit)
 	s.events, failure = s.dec.End(s.events[:0], *exit)
 	for i := range s.events {
 		s.recordLocked(&s.events[i]) // a turn's result that only the end reveals (opencode)
 		s.appendLocked(&s.events[i], now)
 	}
 	s.flushLocked()
+	turnEnded := s.conv.endedLocked(*exit, failure)
 	s.mu.Unlock()
 
 	return runEnd{exit: exit, failure: failure, stopped: stopping, turnEnded: turnEnded}

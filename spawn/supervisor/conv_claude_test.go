@@ -19,6 +19,18 @@ const (
 	claudeAsk    = `{"type":"control_request","request_id":"r-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"permission_suggestions":[{"type":"addRules","destination":"localSettings"}]}}`
 )
 
+// startClaude starts a Claude conversation of spec with the prompt "go", which the agent reads,
+// then says lines.
+func startClaude(t *testing.T, spec state.Spec, lines ...string) (*supervisor, *testAgent) {
+	t.Helper()
+	s := newTestSupervisor(t, spec)
+	prompt := "go"
+	a := startAgent(t, s, false, &prompt)
+	a.heard()
+	a.say(lines...)
+	return s, a
+}
+
 func claudeSpec() state.Spec {
 	return state.Spec{Kind: "claude", Format: "claude", Stdin: config.StdinStreamJSON,
 		Argv: []string{"claude", "-p"}, Resume: []string{"claude", "--resume", "$AGT_SESSION_ID", "-p"}}
@@ -63,11 +75,7 @@ func TestClaudeTurns(t *testing.T) {
 // stdin (for the session, with always: the suggestions kept for the session alone), records
 // the decision and lets the turn go on.
 func TestClaudePermission(t *testing.T) {
-	s := newTestSupervisor(t, claudeSpec())
-	prompt := "go"
-	a := startAgent(t, s, false, &prompt)
-	a.heard()
-	a.say(claudeInit, claudeAsk)
+	s, a := startClaude(t, claudeSpec(), claudeInit, claudeAsk)
 	waitState(t, s, stream.Waiting, stream.ReasonPermission)
 	if ps := s.pendingIDs(); len(ps) != 1 || ps[0] != "r-1" {
 		t.Fatalf("pending %v", ps)
@@ -96,11 +104,7 @@ func TestClaudePermission(t *testing.T) {
 func TestClaudeDenyByPolicy(t *testing.T) {
 	spec := claudeSpec()
 	spec.Deny = []string{"Bash(ls)"}
-	s := newTestSupervisor(t, spec)
-	prompt := "go"
-	a := startAgent(t, s, false, &prompt)
-	a.heard()
-	a.say(claudeInit, claudeAsk)
+	s, a := startClaude(t, spec, claudeInit, claudeAsk)
 	line := a.heard()
 	if gjson.Get(line, "response.response.behavior").Str != "deny" ||
 		gjson.Get(line, "response.response.message").Str != "denied by the rule Bash(ls) in agt.toml" {
@@ -118,11 +122,7 @@ func TestClaudeDenyByPolicy(t *testing.T) {
 // TestClaudeInterruptAndEnd: interrupt writes an interrupt control_request while a turn runs;
 // stop --after-turn closes stdin once the turn is over, and no message is taken meanwhile.
 func TestClaudeInterruptAndEnd(t *testing.T) {
-	s := newTestSupervisor(t, claudeSpec())
-	prompt := "go"
-	a := startAgent(t, s, false, &prompt)
-	a.heard()
-	a.say(claudeInit, claudeText)
+	s, a := startClaude(t, claudeSpec(), claudeInit, claudeText)
 	waitState(t, s, stream.Running, "")
 
 	accepted(t, s.conv.interrupt())

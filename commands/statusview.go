@@ -70,8 +70,8 @@ var statusFields = []statusField{
 }
 
 // appendStatus appends the JSON object of agent name's status st as view shows it, without
-// its closing brace: a view may add fields of its own. Hand-written, not reflected: ps runs in
-// shell prompts.
+// its closing brace: a view may add fields of its own. Not reflected: ps runs in shell prompts
+// (BenchmarkPsRow: 1.45 µs a row, no allocation; encoding/json 4.2 µs and 5 allocations).
 func appendStatus(b []byte, name string, st *state.Status, view int) []byte {
 	b = stream.AppendString(append(b, `{"name":`...), name)
 	for i := range statusFields {

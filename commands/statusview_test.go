@@ -177,3 +177,23 @@ func TestPsWaitingFor(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPsRow: a ps row written from the table, against encoding/json writing the same
+// fields (reflection): the table is what ps runs in a shell prompt.
+func BenchmarkPsRow(b *testing.B) {
+	var st state.Status
+	fill(reflect.ValueOf(&st).Elem())
+	st.History, st.Workspace = nil, json.RawMessage(`{"type":"git","path":"/w"}`)
+	row := &psRow{"name", &st, &spawn.Waiting{Reason: "input"}}
+	b.Run("table", func(b *testing.B) {
+		buf := make([]byte, 0, 1024)
+		for b.Loop() {
+			buf = row.appendJSON(buf[:0])
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		for b.Loop() {
+			json.Marshal(&st)
+		}
+	})
+}

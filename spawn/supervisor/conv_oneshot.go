@@ -12,10 +12,7 @@ import (
 // oneShot is the conversation of an agent that takes nothing once it runs: a plain command, or
 // an agent given its one prompt (in its argv, or as a file on stdin). Every request to talk to
 // it is refused.
-type oneShot struct {
-	base
-	s *supervisor
-}
+type oneShot struct{ base }
 
 func (c *oneShot) send(ctl.Request) ctl.Reply          { return notConversing(c.s) }
 func (c *oneShot) answer(ctl.Request) ctl.Reply        { return notConversing(c.s) }

@@ -19,7 +19,6 @@ import (
 // the terminal itself (agt attach).
 type terminalTalk struct {
 	base
-	s          *supervisor
 	term       *terminal
 	text       stream.TermText // the output as text; mu guards it
 	typePrompt *string         // the prompt, typed once the agent first waits; mu guards it
@@ -27,7 +26,7 @@ type terminalTalk struct {
 
 func newTerminalTalk(s *supervisor) *terminalTalk {
 	s.machine.Mode, s.machine.Prompts = stream.Terminal, prompts(s.spec)
-	return &terminalTalk{base: base{s}, s: s, term: newTerminal(s.spec, s.a)}
+	return &terminalTalk{base: base{s}, term: newTerminal(s.spec, s.a)}
 }
 
 func (c *terminalTalk) send(req ctl.Request) ctl.Reply {

@@ -105,7 +105,7 @@ func conversationFor(s *supervisor) conversation {
 	case s.spec.ConverseTurns:
 		return newTurnsTalk(s)
 	}
-	return &oneShot{base{s}, s}
+	return &oneShot{base{s}}
 }
 
 func isProtocol(d stream.Decoder) bool {
@@ -121,7 +121,7 @@ func notConversing(s *supervisor) ctl.Reply {
 // base is what a conversation does unless it says otherwise: it has no terminal (keystrokes
 // and attaching are refused), adds nothing to the event path, and has nothing to say before a
 // stop.
-type base struct{ s *supervisor }
+type base struct{ s *supervisor } // the supervisor of the agent, which every conversation reaches
 
 func (base) lineLocked([]byte, bool) {}
 
@@ -175,7 +175,6 @@ type wire interface {
 // turn): the requests of the control channel, carried out the same way over each one's wire.
 type talk struct {
 	base
-	s               *supervisor
 	w               wire
 	queue           []string // messages sent with --queue, for the turn's end
 	ending, endSent bool     // end after the running turn (stop --after-turn); it is under way
@@ -185,7 +184,7 @@ type talk struct {
 // between turns, where it waits for the next message.
 func newTalk(s *supervisor, w wire) talk {
 	s.machine.InputOpen = true
-	return talk{base: base{s}, s: s, w: w}
+	return talk{base: base{s}, w: w}
 }
 
 // liveLocked says why the agent cannot take the request op now; "" when it can.

@@ -248,8 +248,12 @@ func forwardFlags(c *cli.Context, skip ...string) ([]string, error) {
 			for _, v := range c.StringSlice(name) {
 				out = append(out, flag+v)
 			}
-		default:
-			return nil, fmt.Errorf("--%s (%T) cannot be passed to a host", name, f)
+		default: // a flag of its own kind (spawn's --sandbox): its value as it prints
+			v := c.Generic(name)
+			if v == nil {
+				return nil, fmt.Errorf("--%s (%T) cannot be passed to a host", name, f)
+			}
+			out = append(out, flag+fmt.Sprint(v))
 		}
 	}
 	return out, nil

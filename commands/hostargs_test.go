@@ -165,7 +165,15 @@ func TestLineWriter(t *testing.T) {
 	}
 }
 
-func isGeneric(f cli.Flag) bool { _, ok := f.(*cli.GenericFlag); return ok }
+// isGeneric reports whether f's value is read with c.Generic: a GenericFlag, or one of agt's
+// own kinds (spawn's --sandbox).
+func isGeneric(f cli.Flag) bool {
+	switch f.(type) {
+	case *cli.BoolFlag, *cli.StringFlag, *formatFlagType, *cli.IntFlag, *cli.Float64Flag, *cli.DurationFlag, *cli.StringSliceFlag:
+		return false
+	}
+	return true
+}
 
 // FuzzHostDiagnostics: whatever a host writes to stderr, each line reaches ours naming the
 // host, with no control character but the newline that ends it.

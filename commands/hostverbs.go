@@ -184,8 +184,14 @@ func psHostTable(out *output, lines [][]byte) error {
 	hostsOf := make([]string, 0, len(lines))
 	for _, l := range lines {
 		var r psRow
-		if json.Unmarshal(l, &r) != nil {
+		if json.Unmarshal(l, &r) != nil || r.Status == nil {
 			continue
+		}
+		// "name" is the status's field in JSON, and waiting_for is written by hand: the row's
+		// own fields have no tags.
+		r.Name, r.WaitingFor = r.Status.Name, nil
+		if w := gjson.GetBytes(l, "waiting_for"); w.IsObject() {
+			json.Unmarshal([]byte(w.Raw), &r.WaitingFor)
 		}
 		for _, f := range []*string{&r.Name, &r.Kind, &r.State, &r.Reason, &r.Error, &r.Doing, &r.Dir, &r.SessionID, &r.Model, &r.Group} {
 			*f = cell(*f)

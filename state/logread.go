@@ -315,21 +315,41 @@ var drainAgain = errors.New("drain again")
 // behind than the rotated files kept, the events between are gone: it calls gap (when not nil)
 // with the first and last seq it missed, before the next line.
 func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
+	return followLog(ctx, path, c, nil, fn, gap, done)
+}
+
+// FollowLogWoken is FollowLogFrom without an inotify instance of its own: it drains when wake
+// delivers, and the caller signals wake whenever the log grew or rotated (a Watcher's Logged).
+// A server following many logs so costs the user one inotify instance, not one per reader
+// (R31). It never polls: a wake that does not come is a drain that does not happen.
+func FollowLogWoken(ctx context.Context, path string, c *Cursor, wake <-chan struct{}, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
+	if wake == nil {
+		return errors.New("follow " + path + ": no wake channel")
+	}
+	return followLog(ctx, path, c, wake, fn, gap, done)
+}
+
+// followLog is FollowLogFrom, woken by wake when it is not nil, else by inotify and a ticker.
+func followLog(ctx context.Context, path string, c *Cursor, wake <-chan struct{}, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		err := w.Add(filepath.Dir(path))
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("follow %s: %w", path, err)
+	var tick <-chan time.Time
+	if wake == nil {
+		if w, err := fsnotify.NewWatcher(); err == nil {
+			defer w.Close()
+			err := w.Add(filepath.Dir(path))
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("follow %s: %w", path, err)
+			}
+			if err == nil {
+				events, errs = w.Events, w.Errors
+			}
+			// Otherwise (inotify limits reached) the ticker alone drives the loop.
 		}
-		if err == nil {
-			events, errs = w.Events, w.Errors
-		}
-		// Otherwise (inotify limits reached) the ticker alone drives the loop.
+		ticker := time.NewTicker(time.Second)
+		defer ticker.Stop()
+		tick = ticker.C
 	}
-	ticker := time.NewTicker(time.Second)
-	defer ticker.Stop()
 
 	var f *os.File
 	var lr *lineReader
@@ -502,7 +522,8 @@ func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []b
 			if !ok {
 				errs = nil
 			}
-		case <-ticker.C:
+		case <-tick:
+		case <-wake:
 		}
 	}
 }

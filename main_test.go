@@ -74,6 +74,7 @@ func TestMain(m *testing.M) {
 		"jj":        fakeJJ,
 		"stdiotap":  stdioTap,
 		"webhook":   webhookSink,
+		"httpc":     httpc,
 	})
 }
 

@@ -29,7 +29,7 @@ func New(version string) *cli.App {
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
 			sendCommand(), attachCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(), doctorCommand(),
 			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
-			diffCommand(), mergeCommand(), topCommand(),
+			diffCommand(), mergeCommand(), topCommand(), serveCommand(),
 		},
 		DisableSliceFlagSeparator: true,
 		// Only main exits.

@@ -85,6 +85,7 @@ function route() {
   } else {
     show('agent');
     $('events').replaceChildren();
+    delete $('events').dataset.dupes;
     lastSeq = 0;
     openTranscript();
   }
@@ -100,7 +101,9 @@ function sorted() {
 function render() {
   const all = sorted();
   const needs = all.filter((a) => a.needs).length;
-  $('summary').textContent = all.length + ' agent' + (all.length === 1 ? '' : 's') + (needs ? ' · ' + needs + ' need' + (needs === 1 ? 's' : '') + ' you' : '');
+  const counts = all.length + ' agent' + (all.length === 1 ? '' : 's') + (needs ? ' · ' + needs + ' need' + (needs === 1 ? 's' : '') + ' you' : '');
+  $('summary').textContent = current === '' ? counts : '‹ ' + counts;
+  $('summary').href = '#';
   document.title = (needs ? '(' + needs + ') ' : '') + 'agt';
   if (current === '') renderList(all);
   else renderAgent(agents.get(current));
@@ -163,12 +166,14 @@ function renderAgent(a) {
   $('doing').textContent = a.doing || a.error || '';
   const w = a.waiting_for;
   const asks = !!(w && w.id);
+  const appeared = asks && ($('ask').hidden || $('ask').dataset.request !== w.id);
   $('ask').hidden = !asks;
   if (asks) {
     $('ask').dataset.request = w.id;
     $('waits').textContent = a.waits;
     $('input').textContent = w.input ? clip(JSON.stringify(w.input, null, 2), 4000) : '';
     $('input').hidden = !w.input;
+    if (appeared) $('ask').scrollIntoView({ block: 'end' });
   } else {
     $('denyform').hidden = true;
   }
@@ -204,14 +209,19 @@ function closeTranscript() {
 }
 
 function addEvent(v) {
-  if (v.seq > 0 && v.seq <= lastSeq) return; // had it already
-  if (v.seq > 0) lastSeq = v.seq;
   const ol = $('events');
+  if (v.seq > 0 && v.seq <= lastSeq) {
+    // Had it already: the server resumes after the last seq, so this does not happen; the
+    // count tells a test that it did not.
+    ol.dataset.dupes = String(+(ol.dataset.dupes || 0) + 1);
+    return;
+  }
+  if (v.seq > 0) lastSeq = v.seq;
   const atEnd = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
   const li = el('li', 'ev ' + (v.style || '') + ' ' + v.type);
   li.dataset.seq = v.seq;
   const t = new Date(v.ts);
-  li.append(el('time', '', isNaN(t) ? '' : t.toLocaleTimeString()), el('span', 'text', v.text));
+  li.append(el('time', '', isNaN(t) ? '' : t.toTimeString().slice(0, 8)), el('span', 'text', v.text));
   ol.append(li);
   while (ol.childElementCount > 2000) ol.firstElementChild.remove();
   if (atEnd) li.scrollIntoView({ block: 'end' });

@@ -242,7 +242,8 @@ func (l *failLimiter) failed(ip string, now time.Time) {
 	b.tokens = max(0, b.tokens-1)
 }
 
-// evict drops the buckets that have refilled (they remember nothing), or else one of them.
+// evict drops the buckets that have refilled (they remember nothing), then others, down to
+// three quarters of the table, so that a stream of new addresses costs one sweep per quarter.
 func (l *failLimiter) evict(now time.Time) {
 	for ip, b := range l.clients {
 		b.refill(now, failBurst, failEvery)
@@ -251,7 +252,7 @@ func (l *failLimiter) evict(now time.Time) {
 		}
 	}
 	for ip := range l.clients {
-		if len(l.clients) < failClients {
+		if len(l.clients) <= failClients*3/4 {
 			break
 		}
 		delete(l.clients, ip)

@@ -302,3 +302,50 @@ func TestServeHandler(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPastEvents is what opening an agent's page (its last events) and resuming after a
+// seq cost in a log of 100,000 events: the log is read from its end, so neither grows with it.
+func BenchmarkPastEvents(b *testing.B) {
+	d, err := state.Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := d.Create("x")
+	if err != nil {
+		b.Fatal(err)
+	}
+	w, _, err := state.OpenLog(a.Path(state.EventsFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 100000
+	for i := 1; i <= n; i++ {
+		w.Write([]byte(fmt.Sprintf(`{"v":1,"ts":"2026-01-01T00:00:00Z","agent":"x","seq":%d,"type":"text","text":"some words the agent said, event %d"}`+"\n", i, i)))
+	}
+	w.Close()
+	for _, bc := range []struct {
+		name  string
+		after int64
+	}{{"page", -1}, {"resume-10", n - 10}, {"resume-1000", n - 1000}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				lines, c, _, _, err := pastEvents(a, bc.after)
+				if err != nil || len(lines) == 0 {
+					b.Fatal(len(lines), err)
+				}
+				c.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkEventView is the page's rendering of one event on the server.
+func BenchmarkEventView(b *testing.B) {
+	line := []byte(`{"v":1,"ts":"2026-01-01T00:00:00Z","agent":"x","seq":7,"type":"tool_use","id":"t1","tool":"Bash","input":{"command":"go test ./... && go vet ./..."}}`)
+	t := &transcript{}
+	for b.Loop() {
+		if _, ok := t.view(line); !ok {
+			b.Fatal("not shown")
+		}
+	}
+}

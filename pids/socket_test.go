@@ -162,3 +162,32 @@ func FuzzFindTCPSocket(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkLocalPeer is the cost of finding the process behind a local connection, which
+// agt serve pays once per approve or deny: two tables and every process's descriptors.
+func BenchmarkLocalPeer(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer server.Close()
+	self := netip.MustParseAddrPort(server.LocalAddr().String())
+	peer := netip.MustParseAddrPort(server.RemoteAddr().String())
+	for b.Loop() {
+		if holders, local, err := LocalPeer(self, peer); err != nil || !local || len(holders) != 1 {
+			b.Fatalf("LocalPeer = %v, %v, %v", holders, local, err)
+		}
+	}
+	procs, _ := Scan()
+	b.ReportMetric(float64(len(procs)), "procs")
+}

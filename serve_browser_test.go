@@ -416,6 +416,25 @@ func TestServeBrowser(t *testing.T) {
 		if !strings.Contains(s2.log(), "agents of") {
 			t.Errorf("the second agt serve said nothing:\n%s", s2.log())
 		}
+
+		// Out of sight, the page closes its streams; back in sight, it resumes after the
+		// last seq it has (?after=), again missing nothing and getting nothing twice.
+		visible := func(v bool) {
+			pageRun(t, ctx, chromedp.Evaluate[chromedp.Void](fmt.Sprintf(
+				`Object.defineProperty(document, 'hidden', {value: %v, configurable: true}); document.dispatchEvent(new Event('visibilitychange'))`, !v)))
+		}
+		visible(false)
+		pagePoll(t, ctx, "the streams closed", `document.getElementById('live').className.includes('off')`)
+		appendLines(t, e.path("feed.txt"), 16, 18)
+		e.waitFor("eighteen lines in the log", func() bool {
+			b, _ := os.ReadFile(filepath.Join(e.work, "run/agents/counter/events.ndjson"))
+			return strings.Contains(string(b), `"line":"line 18"`)
+		})
+		visible(true)
+		pagePoll(t, ctx, "eighteen lines", outputs+`.length === 18 && `+outputs+`[17] === 'line 18'`)
+		if dupes := pageEval[string](t, ctx, `document.getElementById('events').dataset.dupes || '0'`); dupes != "0" {
+			t.Fatalf("the server sent %s events again after the page came back in sight", dupes)
+		}
 	})
 }
 

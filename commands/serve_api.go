@@ -60,7 +60,10 @@ func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.page)
 	web, _ := fs.Sub(webFiles, "web")
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(web)))
+	files := http.StripPrefix("/static/", http.FileServerFS(web))
+	mux.HandleFunc("GET /static/{file}", func(w http.ResponseWriter, r *http.Request) {
+		files.ServeHTTP(w, r) // files only: no listing of the directory
+	})
 	mux.HandleFunc("GET /api/session", s.api(s.session))
 	mux.HandleFunc("GET /api/agents", s.api(s.agents))
 	mux.HandleFunc("GET /api/agents/{name}", s.api(s.agent))

@@ -281,6 +281,7 @@ func TestServeHandler(t *testing.T) {
 		{"GET", "http://127.0.0.1:7480/", nil, 200},
 		{"GET", "http://localhost:7480/static/app.js", nil, 200},
 		{"GET", "http://127.0.0.1:7480/nothing", nil, 404},
+		{"GET", "http://127.0.0.1:7480/static/", nil, 404},
 		{"GET", "http://evil.example:7480/", nil, http.StatusMisdirectedRequest},
 		{"OPTIONS", "http://127.0.0.1:7480/api/agents", nil, 405},
 		{"GET", "http://127.0.0.1:7480/api/agents", nil, 401},

@@ -10,6 +10,8 @@ let current = ''; // the key of the agent shown, '' for the list
 let transcript = null; // its EventSource
 let lastSeq = 0; // the last seq of its transcript on the page
 let retry = null;
+let started = false; // the page's listeners are set
+let fleet = null; // the fleet's EventSource
 
 const keyOf = (a) => (a.host ? a.host + ':' + a.name : a.name);
 
@@ -43,14 +45,32 @@ async function start() {
   const s = await r.json();
   csrf = s.csrf || '';
   openFleet();
-  window.addEventListener('hashchange', route);
-  route();
-  setInterval(renderTimes, 10000);
+  if (!started) {
+    started = true;
+    window.addEventListener('hashchange', route);
+    setInterval(renderTimes, 10000);
+    // A page out of sight holds no stream: a browser allows six connections to a server
+    // without TLS, and a phone's battery is worth more. Back in sight, it catches up.
+    document.addEventListener('visibilitychange', () => {
+      if (document.hidden) {
+        if (fleet) fleet.close();
+        fleet = null;
+        closeTranscript();
+        live(false);
+      } else {
+        openFleet();
+        if (current) openTranscript(); // after the last seq on the page
+      }
+    });
+  }
+  route(true);
 }
 
 // The fleet stream: the whole list at first (and after a reconnect), then what changes.
 function openFleet() {
+  if (fleet) fleet.close();
   const es = new EventSource('/api/agents');
+  fleet = es;
   es.addEventListener('agents', (e) => {
     const m = JSON.parse(e.data);
     if (m.all) agents.clear();
@@ -63,7 +83,7 @@ function openFleet() {
   es.onopen = () => live(true);
   es.onerror = () => {
     live(false);
-    if (es.readyState === EventSource.CLOSED) {
+    if (es.readyState === EventSource.CLOSED && fleet === es) {
       // Refused (the session ended?) rather than dropped: look again in a while.
       setTimeout(() => start(), 5000);
     }
@@ -74,9 +94,9 @@ function live(on) {
   $('live').className = 'dot ' + (on ? 'on' : 'off');
 }
 
-function route() {
+function route(again) {
   const k = decodeURIComponent(location.hash.replace(/^#/, ''));
-  if (k === current && (k === '' ? !$('list').hidden : !$('agent').hidden)) return;
+  if (again !== true && k === current && (k === '' ? !$('list').hidden : !$('agent').hidden)) return;
   closeTranscript();
   current = k;
   $('said').textContent = '';
@@ -194,7 +214,9 @@ function openTranscript() {
   es.onopen = () => live(true);
   es.onerror = () => {
     live(false);
-    if (es.readyState === EventSource.CLOSED && transcript === es) {
+    // Closed for good (refused: the agent went, the session ended) rather than dropped: try
+    // again after the last seq while the agent is still listed.
+    if (es.readyState === EventSource.CLOSED && transcript === es && agents.has(current)) {
       retry = setTimeout(() => {
         if (transcript === es) openTranscript();
       }, 2000);

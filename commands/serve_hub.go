@@ -3,7 +3,6 @@ package commands
 import (
 	"context"
 	"sync"
-	"time"
 
 	"agt/state"
 )
@@ -42,24 +41,7 @@ func newServeHub(ctx context.Context, d *state.Dir) *serveHub {
 }
 
 // run takes the Watcher's changes, gathered for topBatch as top does, until ctx ends.
-func (h *serveHub) run(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-h.fleet.w.Ready():
-		}
-		t := time.NewTimer(topBatch)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		rows, logged, all := h.fleet.changed()
-		h.apply(rows, logged, all)
-	}
-}
+func (h *serveHub) run(ctx context.Context) { h.fleet.batches(ctx, h.apply) }
 
 // apply records new rows and tells the streams.
 func (h *serveHub) apply(rows []topRow, logged map[string]bool, all bool) {

@@ -385,6 +385,10 @@ func TestServeBrowser(t *testing.T) {
 		pageRun(t, ctx, chromedp.Navigate(s.base+"#counter"))
 		outputs := `[...document.querySelectorAll('#events li.output .text')].map(e => e.textContent)`
 		pagePoll(t, ctx, "five lines", outputs+`.length === 5`)
+		// Two streams are open (the fleet's, the transcript's), on one inotify instance.
+		if n := inotifies(t, s.cmd.Process.Pid); n != 1 {
+			t.Errorf("agt serve holds %d inotify instances with two streams open, want 1", n)
+		}
 		// agt serve goes away; the agent goes on writing; agt serve comes back on the same
 		// address (and token); the agent writes more.
 		addr := strings.TrimSuffix(strings.TrimPrefix(s.base, "http://"), "/")
@@ -436,6 +440,23 @@ func TestServeBrowser(t *testing.T) {
 			t.Fatalf("the server sent %s events again after the page came back in sight", dupes)
 		}
 	})
+}
+
+// inotifies counts the inotify instances of process pid.
+func inotifies(t *testing.T, pid int) int {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd/", pid)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if link, _ := os.Readlink(dir + e.Name()); strings.Contains(link, "inotify") {
+			n++
+		}
+	}
+	return n
 }
 
 // appendLines appends "line N" for N from..to to path.

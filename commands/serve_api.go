@@ -345,11 +345,20 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 	}
 	wake, unwake := s.hub.wake(a.Name)
 	defer unwake()
-	lines, c, gapFrom, gapTo, err := pastEvents(a, after)
+	p, err := pastEvents(a, after)
+	reset := false
+	if err == nil && stream && after > p.newest {
+		// The client saw seqs this log never had: another agent of the same name (agt rm,
+		// then a spawn). It starts again from this log's last events.
+		p.c.Close()
+		p, err = pastEvents(a, -1)
+		reset, after = true, -1
+	}
 	if err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
+	lines, c := p.lines, p.c
 	view := r.URL.Query().Get("view") == "1"
 	t := &transcript{}
 	last := max(after, 0)
@@ -372,8 +381,8 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 		}
 		return seq, nil
 	}
-	if gapTo > 0 {
-		lines = append([][]byte{gapLine(a.Name, gapFrom, gapTo)}, lines...)
+	if p.gapTo > 0 {
+		lines = append([][]byte{gapLine(a.Name, p.gapFrom, p.gapTo)}, lines...)
 	}
 	if !stream {
 		c.Close()
@@ -388,6 +397,10 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	sse := startSSE(w)
+	if reset && sse.event("", "reset", []byte("{}")) != nil {
+		c.Close()
+		return
+	}
 	emit := func(line []byte) error {
 		seq, b := out(line)
 		id := ""

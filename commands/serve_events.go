@@ -38,11 +38,19 @@ const (
 	sseWriteTimeout = 30 * time.Second
 )
 
-// pastEvents reads the events of a's log after seq after (the last pageEvents when after < 0),
-// oldest first, with a cursor at the end of the log for following it. gapFrom..gapTo are the
-// seqs the log no longer holds (rotated away, or past the resume bounds); gapTo is 0 when
-// nothing is missing.
-func pastEvents(a *state.Agent, after int64) (lines [][]byte, c *state.Cursor, gapFrom, gapTo int64, err error) {
+// past is what an agent's log holds after a seq: the lines, oldest first, and a cursor at the
+// end of the log for following it. gapFrom..gapTo are the seqs the log no longer holds
+// (rotated away, or past the resume bounds); gapTo is 0 when nothing is missing. newest is the
+// log's last seq, 0 for an empty log.
+type past struct {
+	lines                  [][]byte
+	c                      *state.Cursor
+	gapFrom, gapTo, newest int64
+}
+
+// pastEvents reads the events of a's log after seq after (the last pageEvents when after < 0).
+func pastEvents(a *state.Agent, after int64) (*past, error) {
+	p := &past{}
 	var size int
 	var oldest int64 // the smallest seq read: a file read twice across a rotation shows it again
 	reached := after <= 0
@@ -53,6 +61,7 @@ func pastEvents(a *state.Agent, after int64) (lines [][]byte, c *state.Cursor, g
 				return true
 			}
 			oldest = seq
+			p.newest = max(p.newest, seq)
 			if after >= 0 && seq <= after {
 				reached = true
 				return false
@@ -61,28 +70,29 @@ func pastEvents(a *state.Agent, after int64) (lines [][]byte, c *state.Cursor, g
 				reached = true
 			}
 		}
-		lines = append(lines, bytes.TrimSuffix(slices.Clone(line), []byte{'\n'}))
+		p.lines = append(p.lines, bytes.TrimSuffix(slices.Clone(line), []byte{'\n'}))
 		size += len(line)
 		if after < 0 {
-			return len(lines) < pageEvents
+			return len(p.lines) < pageEvents
 		}
-		return len(lines) < resumeEvents && size < resumeBytes
+		return len(p.lines) < resumeEvents && size < resumeBytes
 	}
 	path := a.Path(state.EventsFile)
 	more := true
-	c, err = state.ReadLogBack(path, func(line []byte) bool { more = collect(line); return more })
+	c, err := state.ReadLogBack(path, func(line []byte) bool { more = collect(line); return more })
 	if err == nil && more {
 		err = state.ReadRotatedBack(path, collect)
 	}
 	if err != nil {
 		c.Close()
-		return nil, nil, 0, 0, err
+		return nil, err
 	}
-	slices.Reverse(lines)
+	p.c = c
+	slices.Reverse(p.lines)
 	if after >= 0 && !reached && oldest > after+1 {
-		gapFrom, gapTo = after+1, oldest-1
+		p.gapFrom, p.gapTo = after+1, oldest-1
 	}
-	return lines, c, gapFrom, gapTo, nil
+	return p, nil
 }
 
 // gapLine is the event saying that the seqs from..to are missing.

@@ -168,16 +168,16 @@ func TestPastEvents(t *testing.T) {
 		}
 	}
 	seqs := func(after int64) (got string, gapFrom, gapTo int64) {
-		lines, c, gf, gt, err := pastEvents(a, after)
+		p, err := pastEvents(a, after)
 		if err != nil {
 			t.Fatal(err)
 		}
-		c.Close()
+		p.c.Close()
 		var b strings.Builder
-		for _, l := range lines {
+		for _, l := range p.lines {
 			fmt.Fprintf(&b, "%d ", lineSeqOf(l))
 		}
-		return strings.TrimSpace(b.String()), gf, gt
+		return strings.TrimSpace(b.String()), p.gapFrom, p.gapTo
 	}
 	write(1, 10)
 	if got, _, gt := seqs(5); got != "6 7 8 9 10" || gt != 0 {
@@ -330,11 +330,11 @@ func BenchmarkPastEvents(b *testing.B) {
 	}{{"page", -1}, {"resume-10", n - 10}, {"resume-1000", n - 1000}} {
 		b.Run(bc.name, func(b *testing.B) {
 			for b.Loop() {
-				lines, c, _, _, err := pastEvents(a, bc.after)
-				if err != nil || len(lines) == 0 {
-					b.Fatal(len(lines), err)
+				p, err := pastEvents(a, bc.after)
+				if err != nil || len(p.lines) == 0 {
+					b.Fatal(err)
 				}
-				c.Close()
+				p.c.Close()
 			}
 		})
 	}
@@ -348,5 +348,65 @@ func BenchmarkEventView(b *testing.B) {
 		if _, ok := t.view(line); !ok {
 			b.Fatal("not shown")
 		}
+	}
+}
+
+// TestServeEventStream reads an agent's stream as a browser would: after Last-Event-ID, the
+// next events with their seqs as ids; after a seq the log never had (another agent of the
+// same name), a reset and the log from its start.
+func TestServeEventStream(t *testing.T) {
+	d, err := state.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := d.Create("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := state.OpenLog(a.Path(state.EventsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := 1; i <= 4; i++ {
+		w.Write([]byte(fmt.Sprintf(`{"v":1,"agent":"x","seq":%d,"type":"output","line":"l%d"}`+"\n", i, i)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := &server{ctx: ctx, d: d, hub: newServeHub(ctx, d), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
+		scheme: "http", streams: make(chan struct{}, 4), log: &strings.Builder{}}
+	srv := httptest.NewServer(s.handler())
+	defer srv.Close()
+	read := func(lastID, until string) string {
+		t.Helper()
+		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+		defer rcancel()
+		req, _ := http.NewRequestWithContext(rctx, "GET", srv.URL+"/api/agents/x/events", nil)
+		req.Header.Set("Authorization", "Bearer token-0123456789-0123456789-0123456")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Last-Event-ID", lastID)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got strings.Builder
+		buf := make([]byte, 4096)
+		for !strings.Contains(got.String(), until) {
+			n, err := resp.Body.Read(buf)
+			got.Write(buf[:n])
+			if err != nil {
+				t.Fatalf("%v after %q", err, got.String())
+			}
+		}
+		return got.String()
+	}
+	got := read("2", "id: 4\n")
+	if strings.Contains(got, "id: 2\n") || !strings.Contains(got, "id: 3\ndata: {") || strings.Contains(got, "event: reset") {
+		t.Errorf("after 2:\n%s", got)
+	}
+	got = read("9", "id: 4\n")
+	if !strings.Contains(got, "event: reset\ndata: {}\n\n") || !strings.Contains(got, "id: 1\n") {
+		t.Errorf("after a seq the log never had:\n%s", got)
 	}
 }

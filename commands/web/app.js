@@ -211,6 +211,12 @@ function openTranscript() {
   const es = new EventSource(url);
   transcript = es;
   es.onmessage = (e) => addEvent(JSON.parse(e.data));
+  es.addEventListener('reset', () => {
+    // Another agent of the same name: its transcript starts again.
+    $('events').replaceChildren();
+    delete $('events').dataset.dupes;
+    lastSeq = 0;
+  });
   es.onopen = () => live(true);
   es.onerror = () => {
     live(false);

@@ -110,7 +110,7 @@ func runServe(c *cli.Context) error {
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
 	s := &server{
-		ctx: ctx, d: d, hub: newServeHub(ctx, d), auth: newServeAuth(token, useTLS), scheme: scheme,
+		d: d, hub: newServeHub(ctx, d), auth: newServeAuth(token, useTLS), scheme: scheme,
 		streams: make(chan struct{}, maxStreams), log: c.App.ErrWriter,
 	}
 	bound := ln.Addr().(*net.TCPAddr)

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -26,7 +27,6 @@ var webFiles embed.FS
 
 // server is agt serve's HTTP handler.
 type server struct {
-	ctx    context.Context
 	d      *state.Dir
 	hub    *serveHub
 	auth   *serveAuth
@@ -365,6 +365,7 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 	// out turns a line of the log into what the client gets, nil for nothing (an event the
 	// view does not show), and skips what was sent already.
 	out := func(line []byte) (seq int64, b []byte) {
+		line = bytes.TrimSuffix(line, []byte{'\n'})
 		seq = gjson.GetBytes(line, "seq").Int()
 		if seq > 0 {
 			if seq <= last {

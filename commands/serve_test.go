@@ -261,7 +261,7 @@ func TestServeHandler(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := &server{ctx: ctx, d: d, hub: newServeHub(ctx, d), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
+	s := &server{d: d, hub: newServeHub(ctx, d), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
 		scheme: "http", hosts: loopbackHosts("127.0.0.1", 7480), streams: make(chan struct{}, 1), log: &strings.Builder{}}
 	h := s.handler()
 	do := func(method, target string, hdr map[string]string) *httptest.ResponseRecorder {
@@ -373,11 +373,11 @@ func TestServeEventStream(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := &server{ctx: ctx, d: d, hub: newServeHub(ctx, d), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
+	s := &server{d: d, hub: newServeHub(ctx, d), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
 		scheme: "http", streams: make(chan struct{}, 4), log: &strings.Builder{}}
 	srv := httptest.NewServer(s.handler())
 	defer srv.Close()
-	read := func(lastID, until string) string {
+	read := func(lastID string, until ...string) string {
 		t.Helper()
 		rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
 		defer rcancel()
@@ -392,20 +392,26 @@ func TestServeEventStream(t *testing.T) {
 		defer resp.Body.Close()
 		var got strings.Builder
 		buf := make([]byte, 4096)
-		for !strings.Contains(got.String(), until) {
-			n, err := resp.Body.Read(buf)
-			got.Write(buf[:n])
-			if err != nil {
-				t.Fatalf("%v after %q", err, got.String())
+		for i, u := range until {
+			if i > 0 {
+				// Then the agent writes another: it comes as it is logged.
+				w.Write([]byte(`{"v":1,"agent":"x","seq":5,"type":"output","line":"l5"}` + "\n"))
+			}
+			for !strings.Contains(got.String(), u) {
+				n, err := resp.Body.Read(buf)
+				got.Write(buf[:n])
+				if err != nil {
+					t.Fatalf("%v after %q", err, got.String())
+				}
 			}
 		}
 		return got.String()
 	}
-	got := read("2", "id: 4\n")
-	if strings.Contains(got, "id: 2\n") || !strings.Contains(got, "id: 3\ndata: {") || strings.Contains(got, "event: reset") {
+	got := read("2", "id: 4\n", "id: 5\n")
+	if strings.Contains(got, "id: 2\n") || strings.Contains(got, "} \n") || !strings.Contains(got, "id: 3\ndata: {") || strings.Contains(got, "event: reset") {
 		t.Errorf("after 2:\n%s", got)
 	}
-	got = read("9", "id: 4\n")
+	got = read("9", "id: 5\n")
 	if !strings.Contains(got, "event: reset\ndata: {}\n\n") || !strings.Contains(got, "id: 1\n") {
 		t.Errorf("after a seq the log never had:\n%s", got)
 	}

@@ -86,6 +86,13 @@ func (s *server) handler() http.Handler {
 	})
 }
 
+// logf writes one line to agt serve's log (its stderr), made safe for a terminal: a path, a
+// header and an agent's words in it are other people's bytes.
+func (s *server) logf(format string, args ...any) {
+	line := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", `\n`)
+	fmt.Fprintln(s.log, "agt serve: "+termSafe(line))
+}
+
 // anyHost is one of the Host headers the server answers, for an error message.
 func (s *server) anyHost() string {
 	for h := range s.hosts {
@@ -119,7 +126,7 @@ func (s *server) page(w http.ResponseWriter, r *http.Request) {
 		}
 		if !s.auth.tokenOK(tok) {
 			s.auth.fails.failed(ip, time.Now())
-			fmt.Fprintf(s.log, "agt serve: %s: wrong token in a link\n", ip)
+			s.logf("%s: wrong token in a link", ip)
 			httpError(w, http.StatusUnauthorized, "wrong token: open the link agt serve printed")
 			return
 		}
@@ -148,14 +155,14 @@ type request struct {
 func (s *server) api(h func(http.ResponseWriter, *request)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if e := sameOrigin(r, s.scheme); e != nil {
-			fmt.Fprintf(s.log, "agt serve: %s: %s %s: %s\n", clientIP(r), r.Method, r.URL.Path, e.msg)
+			s.logf("%s: %s %s: %s", clientIP(r), r.Method, r.URL.Path, e.msg)
 			httpError(w, e.status, e.msg)
 			return
 		}
 		how, sid, e := s.auth.check(r)
 		if e != nil {
 			if e.status != http.StatusTooManyRequests && how == authNone && (r.Header.Get("Authorization") != "" || hasCookie(r, s.auth.cookie)) {
-				fmt.Fprintf(s.log, "agt serve: %s: %s %s: %s\n", clientIP(r), r.Method, r.URL.Path, e.msg)
+				s.logf("%s: %s %s: %s", clientIP(r), r.Method, r.URL.Path, e.msg)
 			}
 			httpError(w, e.status, e.msg)
 			return
@@ -482,18 +489,18 @@ func (s *server) action(w http.ResponseWriter, r *request) {
 			err = fmt.Errorf("an agent cannot answer permission requests: this request came from the processes of agent %s", agent)
 		}
 		if err != nil {
-			fmt.Fprintf(s.log, "agt serve: %s: %s %s refused: %s\n", clientIP(r.Request), what, row.Name, termSafe(err.Error()))
+			s.logf("%s: %s %s refused: %s", clientIP(r.Request), what, row.Name, err.Error())
 			httpError(w, http.StatusForbidden, err.Error())
 			return
 		}
 	}
 	said, err := act.run(r.Context(), s.hub.fleet, &row)
 	if err != nil {
-		msg := termSafe(firstLine(err.Error()))
-		fmt.Fprintf(s.log, "agt serve: %s: %s %s: %s\n", clientIP(r.Request), what, row.Name, msg)
+		msg := firstLine(err.Error())
+		s.logf("%s: %s %s: %s", clientIP(r.Request), what, row.Name, msg)
 		httpError(w, http.StatusConflict, msg)
 		return
 	}
-	fmt.Fprintf(s.log, "agt serve: %s: %s\n", clientIP(r.Request), said)
+	s.logf("%s: %s", clientIP(r.Request), said)
 	writeJSON(w, map[string]string{"said": said})
 }

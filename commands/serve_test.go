@@ -302,6 +302,12 @@ func TestServeHandler(t *testing.T) {
 			t.Errorf("%s %s: a CORS header", tc.method, tc.target)
 		}
 	}
+	// What a client sends reaches the log escaped, on one line.
+	w := do("GET", "http://127.0.0.1:7480/api/agents", map[string]string{"Sec-Fetch-Site": "x\x1b]0;owned\a"})
+	log := s.log.(*strings.Builder).String()
+	if w.Code != 403 || strings.ContainsAny(log, "\x1b\a") || !strings.Contains(log, `refused a x\x1b]0;owned\x07 request`) {
+		t.Errorf("a hostile header: %d, logged %q", w.Code, log)
+	}
 }
 
 // BenchmarkPastEvents is what opening an agent's page (its last events) and resuming after a

@@ -126,6 +126,7 @@ func TestScripts(t *testing.T) {
 			"plainagt":  cmdPlainAgt,
 			"term":      cmdTerm,
 			"filesize":  cmdFileSize,
+			"termclean": cmdTermClean,
 		},
 	})
 }

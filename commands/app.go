@@ -5,6 +5,7 @@ package commands
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -31,6 +32,7 @@ func New(version string) *cli.App {
 			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
 		},
 		DisableSliceFlagSeparator: true,
+		ErrWriter:                 safeFile{os.Stderr}, // diagnostics quote agents: escaped (R35)
 		// Only main exits.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // Output modes, in the order they are chosen: --json, --format, a terminal, else NDJSON.
@@ -236,11 +237,23 @@ func toJSON(v any) (string, error) {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or stderr made safe
 	if !ok {
 		return false
 	}
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// safeFile is a file that what agt writes reaches escaped (termsafe.Text): stderr, where
+// diagnostics quote agents' words, states' reasons and tool names, and agt never writes a
+// colour.
+type safeFile struct{ *os.File }
+
+func (f safeFile) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(f.File, termsafe.Text(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // item writes one item in JSON or template mode. raw, when not nil, is v's JSON already (one
@@ -272,7 +285,8 @@ func (o *output) item(v any, raw []byte) error {
 				return err
 			}
 		}
-		if _, err := o.w.Write(raw); err != nil {
+		// encoding/json and a record's own files leave C1 controls raw: escaped (R35).
+		if _, err := o.w.Write(termsafe.JSON(raw)); err != nil {
 			return err
 		}
 		_, err := o.w.Write([]byte{'\n'})
@@ -307,10 +321,13 @@ func (o *output) templateData(v any, raw []byte) (map[string]any, error) {
 }
 
 // withAliases adds the alias of every key of every object in v, makes nulls empty strings (a
-// template prints a nil as "<no value>"), and numbers int64 when whole, else float64, so that
-// templates compare them with constants (ge .delay_ms 800).
+// template prints a nil as "<no value>"), numbers int64 when whole, else float64, so that
+// templates compare them with constants (ge .delay_ms 800), and strings safe for a terminal:
+// what an agent wrote is shown, never acted on (R35).
 func withAliases(v any) any {
 	switch v := v.(type) {
+	case string:
+		return termsafe.Text(v)
 	case json.Number:
 		if n, err := v.Int64(); err == nil {
 			return n
@@ -347,8 +364,13 @@ func withAliases(v any) any {
 func (o *output) table(header []string, rows [][]string) error {
 	tw := tabwriter.NewWriter(o.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	cells := make([]string, 0, len(header))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells = cells[:0]
+		for _, c := range r {
+			cells = append(cells, termsafe.Line(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }
@@ -364,7 +386,7 @@ func tildePath(path, home string) string {
 // line writes one human line (table mode) or the item (NDJSON, template).
 func (o *output) line(v any, human string) error {
 	if o.mode == modeTable {
-		_, err := fmt.Fprintln(o.w, human)
+		_, err := fmt.Fprintln(o.w, termsafe.Text(human))
 		return err
 	}
 	return o.item(v, nil)

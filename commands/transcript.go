@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // transcript renders events for people: what tail shows on a terminal (or with --format
@@ -86,6 +87,7 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 	if err := json.Unmarshal(bytes.TrimSpace(line), &ev); err != nil || ev.Type == "" {
 		return nil
 	}
+	safeEvent(&ev)
 	t.nameWidth = max(t.nameWidth, utf8.RuneCountInString(ev.Agent))
 	style, body := t.body(&ev, line)
 	if body == "" {
@@ -112,6 +114,21 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 	return err
 }
 
+// safeEvent escapes what an agent wrote in ev's fields (R35): the transcript shows it, and the
+// terminal never acts on it. Inputs and outputs are escaped as they are summed up (firstLine).
+func safeEvent(ev *stream.Event) {
+	for _, p := range []*string{&ev.Agent, &ev.Type, &ev.Kind, &ev.Cwd, &ev.From, &ev.To, &ev.Reason,
+		&ev.SessionID, &ev.Model, &ev.ID, &ev.Tool, &ev.Decision, &ev.Rule, &ev.Source, &ev.Class, &ev.Signal} {
+		*p = termsafe.Line(*p)
+	}
+	for _, p := range []*string{&ev.Text, &ev.Line, &ev.Message, &ev.Raw} {
+		*p = termsafe.Text(*p)
+	}
+	for i := range ev.Argv {
+		ev.Argv[i] = termsafe.Line(ev.Argv[i])
+	}
+}
+
 // body is what the transcript shows of an event, and its style.
 func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 	switch ev.Type {
@@ -120,7 +137,7 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 		if ev.Kind == "exec" || ev.Kind == "" {
 			what = strings.Join(ev.Argv, " ")
 		}
-		where := workspaceLine(gjson.GetBytes(line, "workspace"))
+		where := termsafe.Line(workspaceLine(gjson.GetBytes(line, "workspace")))
 		if where == "" {
 			where = ev.Cwd
 		}
@@ -193,7 +210,7 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 	case stream.TypeGap:
 		return sgrYellow, fmt.Sprintf("… %d events missed (seq %d to %d): this reader fell behind the log's rotations", ev.Missed, ev.FromSeq, ev.ToSeq)
 	}
-	return sgrDim, string(bytes.TrimSpace(line))
+	return sgrDim, termsafe.Line(string(bytes.TrimSpace(line)))
 }
 
 // result renders a turn's result: how long it took, its tokens and its cost; a failed turn
@@ -277,10 +294,11 @@ func resultSummary(output json.RawMessage) string {
 	return s
 }
 
-// firstLine is the first line of s, tabs made spaces, cut to summaryMax characters.
+// firstLine is the first line of s, tabs made spaces, cut to summaryMax characters, what a
+// terminal would act on escaped.
 func firstLine(s string) string {
 	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\t", "  "))
+	s = termsafe.Line(strings.TrimSpace(strings.ReplaceAll(s, "\t", "  ")))
 	if r := []rune(s); len(r) > summaryMax {
 		return string(r[:summaryMax-1]) + "…"
 	} else if cut {

@@ -127,6 +127,7 @@ func TestScripts(t *testing.T) {
 			"term":      cmdTerm,
 			"filesize":  cmdFileSize,
 			"termclean": cmdTermClean,
+			"inotifies": cmdInotifies,
 		},
 	})
 }

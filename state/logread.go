@@ -14,7 +14,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/tidwall/gjson"
 )
 
@@ -304,7 +303,8 @@ var drainAgain = errors.New("drain again")
 // FollowLogFrom calls fn, like ReadLog, for every complete line of the log at path from where
 // ReadLogCursor left off, in the file it read, including lines appended later; it takes over
 // the cursor (and closes it). A nil cursor follows the log from its start, which need not exist
-// yet. It waits on inotify events of the log's directory, with a 1 s ticker as a fallback.
+// yet. It waits on inotify events of the log's directory (one instance for all followers of
+// the process: watchDir), with a 1 s ticker as a fallback.
 // After each drain it calls done; once done reports true it drains once more and returns nil.
 // It returns ctx.Err() when ctx is cancelled and any error from fn or gap as is. The slice fn
 // gets is valid only during the call.
@@ -315,19 +315,12 @@ var drainAgain = errors.New("drain again")
 // behind than the rotated files kept, the events between are gone: it calls gap (when not nil)
 // with the first and last seq it missed, before the next line.
 func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		err := w.Add(filepath.Dir(path))
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("follow %s: %w", path, err)
-		}
-		if err == nil {
-			events, errs = w.Events, w.Errors
-		}
-		// Otherwise (inotify limits reached) the ticker alone drives the loop.
+	// Without a watch (inotify limits reached) the ticker alone drives the loop.
+	changed, unwatch, err := watchDir(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("follow %s: %w", path, err)
 	}
+	defer unwatch()
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 
@@ -482,26 +475,7 @@ func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []b
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case _, ok := <-events:
-			if !ok {
-				events = nil
-			}
-			// Take the whole burst (a status rewrite alone makes three events), then drain once.
-			for more := true; more && events != nil; {
-				select {
-				case _, ok := <-events:
-					if !ok {
-						events = nil
-					}
-				default:
-					more = false
-				}
-			}
-		case _, ok := <-errs:
-			// A queue overflow loses events, not data: the drain below reads everything.
-			if !ok {
-				errs = nil
-			}
+		case <-changed: // a burst of events is one wake: the drain reads everything
 		case <-ticker.C:
 		}
 	}

@@ -26,6 +26,10 @@ var bypasses = []struct{ command, want string }{
 	{`r''m -rf build`, "deny"},
 	{`$'\x72m' -rf build`, "deny"},
 	{`{rm,-rf,build}`, "deny"},
+	{`{r..r}m -rf build`, "deny"},
+	{`$'\162m' -rf build`, "deny"},
+	{`$'\u0072m' -rf build`, "deny"},
+	{`{x,rm} -rf build`, "allow"}, // x runs, with rm as its first argument
 	{"bash -c 'rm -rf build'", "deny"},
 	{`sh -c "rm -rf build"`, "deny"},
 	{`bash -lc 'rm -rf build'`, "deny"},
@@ -114,6 +118,7 @@ var bypasses = []struct{ command, want string }{
 	{"hash -p /bin/rm ls; ls -rf build", ""},
 	{"/bin/r? -rf build", ""},
 	{"/bin/r* -rf build", ""},
+	{"{1..100000}", ""},
 	{"bash -c \"$CMD\"", ""},
 	{"echo 'rm -rf build' | bash", ""},
 	{"bash < script", ""},
@@ -296,5 +301,34 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkDecideBash: a permission request's Bash line, parsed and judged against a few rules.
+func BenchmarkDecideBash(b *testing.B) {
+	p := Policy{Allow: []string{"Bash(git status)", "Bash(go test:*)", "Bash(grep:*)"}, Deny: []string{"Bash(rm:*)", "Bash(curl:*)"}, Dir: "/tmp"}
+	for _, c := range []struct{ name, command string }{
+		{"simple", "go test ./..."},
+		{"compound", `cd pkg && go test -run 'TestX|TestY' ./... 2>&1 | grep -v "^ok" | tee /dev/null; echo "$(date) done"`},
+		{"wrapped", "timeout 60 env FOO=1 nice -n 5 bash -c 'go test ./... && git status'"},
+	} {
+		in := bashInput(c.command)
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				p.Decide("Bash", in)
+			}
+		})
+	}
+}
+
+func TestANSIC(t *testing.T) {
+	for in, want := range map[string]string{`\x72m`: "rm", `\162m`: "rm", `\u0072m`: "rm", `r\e`: "r\x1b",
+		`\'a\\`: "'a\\", `\cA`: "\x01", `\0`: "\x00", `a\nb`: "a\nb", `\x7`: "\x07"} {
+		if got, ok := ansiC(in); !ok || got != want {
+			t.Errorf("ansiC(%q) = %q %v, want %q", in, got, ok, want)
+		}
+	}
+	if _, ok := ansiC(`\q`); ok {
+		t.Error("ansiC took an escape bash does not know")
 	}
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
-	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -255,24 +255,101 @@ func isNumber(s string) bool {
 }
 
 // wordValues is what a word expands to when it is known before running: quotes removed, braces
-// expanded (bash expands "{rm,-rf,x}" into three words). ok is false for anything expanded at
-// run time: parameters, command substitutions, arithmetic, extended globs.
+// expanded (bash expands "{rm,-rf,x}" into three words, "{r..r}m" into rm). ok is false for
+// anything expanded at run time: parameters, command substitutions, arithmetic, extended
+// globs, and more than maxBraceWords words.
 func wordValues(w *syntax.Word) ([]string, bool) {
 	w = &syntax.Word{Parts: slices.Clone(w.Parts)} // SplitBraces changes the word: not the tree's
 	if !syntax.SplitBraces(w) {
 		v, ok := wordValue(w)
 		return []string{v}, ok
 	}
+	return partsValues(w.Parts)
+}
+
+// maxBraceWords bounds what a brace expansion may make: more is asked about.
+const maxBraceWords = 256
+
+// partsValues is every word that parts, brace expansions among them, expand to.
+func partsValues(parts []syntax.WordPart) ([]string, bool) {
+	out := []string{""}
+	for _, part := range parts {
+		var alts []string
+		switch p := part.(type) {
+		case *syntax.BraceExp:
+			if p.Sequence {
+				var ok bool
+				if alts, ok = braceSequence(p); !ok {
+					return nil, false
+				}
+				break
+			}
+			for _, e := range p.Elems {
+				vs, ok := partsValues(e.Parts)
+				if !ok {
+					return nil, false
+				}
+				alts = append(alts, vs...)
+			}
+		default:
+			v, ok := wordValue(&syntax.Word{Parts: []syntax.WordPart{p}})
+			if !ok {
+				return nil, false
+			}
+			alts = []string{v}
+		}
+		if len(out)*len(alts) > maxBraceWords {
+			return nil, false
+		}
+		next := make([]string, 0, len(out)*len(alts))
+		for _, o := range out {
+			for _, a := range alts {
+				next = append(next, o+a)
+			}
+		}
+		out = next
+	}
+	return out, true
+}
+
+// braceSequence is {x..y[..step]}: numbers, or single characters.
+func braceSequence(b *syntax.BraceExp) ([]string, bool) {
+	if len(b.Elems) < 2 {
+		return nil, false
+	}
+	from, to := b.Elems[0].Lit(), b.Elems[1].Lit()
+	step := 1
+	if len(b.Elems) > 2 {
+		n, err := strconv.Atoi(b.Elems[2].Lit())
+		if err != nil {
+			return nil, false
+		}
+		step = max(n, -n, 1)
+	}
+	x, err1 := strconv.Atoi(from)
+	y, err2 := strconv.Atoi(to)
+	chars := err1 != nil || err2 != nil
+	if chars {
+		if len(from) != 1 || len(to) != 1 {
+			return nil, false
+		}
+		x, y = int(from[0]), int(to[0])
+	}
 	var out []string
-	for bw, err := range expand.BracesSeq(nil, w) {
-		if err != nil || len(out) == 256 {
+	for n := x; (x <= y && n <= y) || (x > y && n >= y); {
+		if len(out) == maxBraceWords {
 			return nil, false
 		}
-		v, ok := wordValue(bw)
-		if !ok {
-			return nil, false
+		if chars {
+			out = append(out, string(rune(n)))
+		} else {
+			out = append(out, strconv.Itoa(n))
 		}
-		out = append(out, v)
+		if x <= y {
+			n += step
+		} else {
+			n -= step
+		}
 	}
 	return out, true
 }
@@ -292,10 +369,8 @@ func wordValue(w *syntax.Word) (string, bool) {
 				b.WriteString(p.Value)
 				continue
 			}
-			// $'…' with its C escapes: expand knows them, and a lone quoted part has nothing
-			// to look up.
-			v, err := expand.Literal(nil, &syntax.Word{Parts: []syntax.WordPart{p}})
-			if err != nil {
+			v, ok := ansiC(p.Value)
+			if !ok {
 				return "", false
 			}
 			b.WriteString(v)
@@ -364,4 +439,55 @@ func litValue(l *syntax.Lit) string {
 		return ""
 	}
 	return l.Value
+}
+
+// ansiC decodes the escapes of bash's $'…' strings: \n, \e, \x72, \0162, \u0072, \cA and the
+// like. ok is false for an escape it does not know, which is then asked about.
+func ansiC(s string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		i++
+		c := s[i]
+		if r := strings.IndexByte("abefnrtvE\\'\"?", c); r >= 0 {
+			b.WriteByte("\a\b\x1b\f\n\r\t\v\x1b\\'\"?"[r])
+			continue
+		}
+		digits, base, size := "", 0, 0
+		switch {
+		case c >= '0' && c <= '7':
+			digits, base, size = "01234567", 8, 3
+			i--
+		case c == 'x':
+			digits, base, size = "0123456789abcdefABCDEF", 16, 2
+		case c == 'u':
+			digits, base, size = "0123456789abcdefABCDEF", 16, 4
+		case c == 'U':
+			digits, base, size = "0123456789abcdefABCDEF", 16, 8
+		case c == 'c' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i] & 0x1f)
+			continue
+		default:
+			return "", false
+		}
+		j := i + 1
+		for j < len(s) && j < i+1+size && strings.IndexByte(digits, s[j]) >= 0 {
+			j++
+		}
+		n, err := strconv.ParseUint(s[i+1:j], base, 32)
+		if err != nil {
+			return "", false
+		}
+		if c == 'x' || base == 8 {
+			b.WriteByte(byte(n))
+		} else {
+			b.WriteRune(rune(n))
+		}
+		i = j - 1
+	}
+	return b.String(), true
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"net"
 	"net/url"
 	"path"
 	"strings"
@@ -30,10 +29,7 @@ func urlMatches(spec string, u *url.URL, deny bool) bool {
 		authority, specPath = rest[:i], rest[i:]
 	}
 	specPath, query, hasQuery := strings.Cut(specPath, "?")
-	specHost, specPort := authority, ""
-	if h, p, err := net.SplitHostPort(authority); err == nil {
-		specHost, specPort = h, p
-	}
+	specHost, specPort := splitHostPort(authority)
 	if !globMatch(strings.ToLower(scheme), strings.ToLower(u.Scheme)) ||
 		!globMatch(strings.TrimSuffix(strings.ToLower(specHost), "."), host) {
 		return false
@@ -79,4 +75,20 @@ func defaultPort(scheme string) string {
 		return "21"
 	}
 	return ""
+}
+
+// splitHostPort cuts "host:port" or "[v6]:port"; the port is "" when there is none. (Package
+// net would do it, at the cost of its initialisation in every agt start-up.)
+func splitHostPort(authority string) (host, port string) {
+	if strings.HasPrefix(authority, "[") {
+		if i := strings.IndexByte(authority, ']'); i > 0 {
+			host, rest := authority[1:i], authority[i+1:]
+			return host, strings.TrimPrefix(rest, ":")
+		}
+		return authority, ""
+	}
+	if i := strings.LastIndexByte(authority, ':'); i >= 0 {
+		return authority[:i], authority[i+1:]
+	}
+	return authority, ""
 }

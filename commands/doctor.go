@@ -24,8 +24,10 @@ func doctorCommand() *cli.Command {
 			"Checks what agt's promises rest on here: pidfd (a recycled pid is never signalled),\n" +
 			"child subreapers (orphans come back to their supervisor), the boot id (nothing is\n" +
 			"signalled after a reboot), /proc (the sweep that finds setsid grandchildren), inotify\n" +
-			"headroom (followers wake at once), the run directory. It starts nothing and changes\n" +
-			"nothing. Exit status: 0 when every guarantee holds, 1 when one does not.\n\n" +
+			"headroom (followers wake at once), the run directory, and cgroups (a cgroup v2 the user\n" +
+			"can make cgroups in, found through /proc/self/mountinfo: an agent's whole tree ends with\n" +
+			"it). It starts nothing and changes nothing. Exit status: 0 when every guarantee holds, 1\n" +
+			"when one does not.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt doctor\n" +
 			"   agt doctor | jq -r 'select(.ok | not) | .check'",
@@ -133,11 +135,10 @@ func doctorChecks(runDir string) []doctorCheck {
 		"run directory "+root+": "+made,
 		fmt.Sprintf("run directory: %v", err))
 
-	_, err = os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	out = append(out, doctorCheck{"cgroups", true, map[bool]string{
-		true:  "cgroup v2 present; agt neither needs nor uses it",
-		false: "no cgroup v2; agt neither needs nor uses it",
-	}[err == nil]})
+	base, err := pids.CgroupBase()
+	add("cgroups", err == nil,
+		fmt.Sprintf("each agent and its hooks run in a cgroup made in %s: a stop or reap ends all of it, even a setsid env -i grandchild of a supervisor killed -9", base),
+		fmt.Sprintf("%v: agents' processes are found by pid alone, and a setsid env -i grandchild outlives a supervisor killed -9", err))
 	return out
 }
 

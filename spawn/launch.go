@@ -144,12 +144,12 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 	// syscall.ForkExec, not os/exec: a third of the cost of a start, and waits belong to the
 	// SIGCHLD loop alone anyway. Setsid alone also makes a new process group (Setpgid with it
 	// fails with EPERM).
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+	pid, err := forkExec(path, argv, &syscall.ProcAttr{
 		Dir:   s.spec.Cwd,
 		Env:   env,
 		Files: []uintptr{child[0].Fd(), child[1].Fd(), child[2].Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: s.spec.TTY, Ctty: 0},
-	})
+	}, s.cgroup.agentDir()) // in the agent's cgroup, where it has one (R37)
 	if err != nil {
 		outR.Close()
 		errR.Close() // nil for a terminal agent: a no-op

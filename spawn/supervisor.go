@@ -79,6 +79,7 @@ type supervisor struct {
 	budgetSent  bool                   // budgetC is closed
 	budgetC     chan struct{}          // closed once the agent is over its budget: the main loop stops it
 	hooks       *hooks                 // the on_state hook; nil without one
+	cgroup      *containment           // the agent's cgroup; nil where there is none (contain.go)
 	ending      bool                   // end the conversation once the running turn is over (stop --after-turn)
 	endSent     bool                   // ...and that is under way
 	endC        chan struct{}          // ConverseTurns: closed to end it between turns
@@ -460,12 +461,14 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	if err != nil {
 		return nil, err
 	}
+	cgroup := contain(a, spec.Name) // before anything runs: the agent and the hooks start in it
 	s := &supervisor{
 		root: d.Root, a: a, spec: spec, log: log, seq: last,
 		dec:     stream.ForFormat(spec.Format),
 		machine: machineFor(spec),
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny, Dir: spec.Cwd},
-		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root),
+		cgroup:  cgroup,
+		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root, cgroup.hooksDir()),
 		kick:    make(chan struct{}, 1),
 		turnCh:  make(chan string, 1),
 		budgetC: make(chan struct{}),
@@ -576,4 +579,5 @@ func (s *supervisor) close() {
 		s.lock.Close()
 		s.hooks.finish()
 	}
+	s.uncontain() // what the hooks left, and the cgroups
 }

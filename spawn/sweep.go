@@ -27,6 +27,7 @@ func (s *supervisor) tree() pids.Tree {
 		Walk:      true, // we are the subreaper every member descends from
 		Nested:    nestedSupervisor,
 		Spared:    s.hooks.pids,
+		Cgroup:    s.cgroup.agentCgroup(),
 	}
 }
 
@@ -101,6 +102,7 @@ func (s *supervisor) run(sigs signals, g *generation) (exit *stream.Exit, failur
 		case <-graceEnd:
 			members, _ := s.tree().Members()
 			kill(members)
+			s.cgroup.killAgent()
 		case <-goneCheck:
 			if s.lock.Check() != nil && !stopping {
 				removed()
@@ -233,6 +235,7 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 				members, _ = t.Members()
 			}
 			kill(members) // those just seen: no second scan
+			s.cgroup.killAgent()
 			killed = true
 		}
 		if killed && time.Now().After(deadline.Add(survivorWait)) {

@@ -91,3 +91,25 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkText: every line a transcript or table shows passes through Text; most hold nothing
+// to escape.
+func BenchmarkText(b *testing.B) {
+	clean := strings.Repeat("an ordinary line of an agent's output, ünïcode too ✓ ", 4)
+	dirty := clean + "\x1b[31mred\x1b[0m"
+	for _, c := range []struct{ name, s string }{{"clean", clean}, {"escaped", dirty}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				Text(c.s)
+			}
+		})
+	}
+	line := []byte(`{"v":1,"ts":"2026-01-01T00:00:00Z","agent":"a","seq":1,"type":"output","line":"` + clean + `"}`)
+	b.Run("json", func(b *testing.B) {
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			JSON(line)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"regexp"
 	"strconv"
@@ -24,16 +25,11 @@ func cmdInotifies(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	most, err := strconv.Atoi(args[1])
 	ts.Check(err)
-	marker := testMarker + "=" + ts.Getenv(testMarker)
 	pid := 0
 	poll(ts, "a process matching "+args[0]+" to watch with inotify", func() bool {
-		procs, err := pids.Scan()
-		ts.Check(err)
-		for _, p := range procs {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-			cmd := strings.ReplaceAll(string(b), "\x00", " ")
-			if err == nil && re.MatchString(cmd) && pids.HasEnv(p.PID, marker) && inotifyCount(p.PID) > 0 {
-				pid = p.PID
+		for p := range scriptProcs(ts, re) {
+			if inotifyCount(p) > 0 {
+				pid = p
 				return true
 			}
 		}
@@ -58,4 +54,23 @@ func inotifyCount(pid int) int {
 		}
 	}
 	return n
+}
+
+// scriptProcs yields the live processes this script started (they carry its marker) whose
+// command line, arguments joined by spaces, matches re: pid and command line.
+func scriptProcs(ts *testscript.TestScript, re *regexp.Regexp) iter.Seq2[int, string] {
+	procs, err := pids.Scan()
+	ts.Check(err)
+	marker := testMarker + "=" + ts.Getenv(testMarker)
+	return func(yield func(int, string) bool) {
+		for _, p := range procs {
+			if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
+				continue
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+			if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); err == nil && re.MatchString(cmd) && !yield(p.PID, cmd) {
+				return
+			}
+		}
+	}
 }

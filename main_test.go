@@ -645,18 +645,9 @@ func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	procs, err := pids.Scan()
-	ts.Check(err)
-	marker := testMarker + "=" + ts.Getenv(testMarker)
 	var found []string
-	for _, p := range procs {
-		if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-		if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); err == nil && re.MatchString(cmd) {
-			found = append(found, fmt.Sprintf("%d %s", p.PID, cmd))
-		}
+	for pid, cmd := range scriptProcs(ts, re) {
+		found = append(found, fmt.Sprintf("%d %s", pid, cmd))
 	}
 	if len(found) != want {
 		ts.Fatalf("%d processes match %s, want %d:\n%s", len(found), args[1], want, strings.Join(found, "\n"))

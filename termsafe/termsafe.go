@@ -87,6 +87,7 @@ func firstUnsafe(s string, oneLine bool) int {
 // and a carriage return only as space between values) the same, bytes that are not UTF-8 as
 // \ufffd. The value it encodes is unchanged where it was valid.
 func JSON(b []byte) []byte {
+	// firstUnsafe's scan over bytes: a string(b) for it would copy every line printed.
 	i := 0
 	for i < len(b) {
 		c := b[i]

@@ -30,6 +30,7 @@ func New(version string) *cli.App {
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
 			sendCommand(), attachCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(), doctorCommand(),
 			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
+			diffCommand(), mergeCommand(),
 		},
 		DisableSliceFlagSeparator: true,
 		ErrWriter:                 safeFile{os.Stderr}, // diagnostics quote agents: escaped (R35)

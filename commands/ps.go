@@ -62,6 +62,7 @@ type psRow struct {
 	MaxCost   float64         `json:"max_cost,omitempty"`
 	Usage     state.Usage     `json:"usage"`
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	Group     string          `json:"group,omitempty"`
 }
 
 func runPs(c *cli.Context) error {
@@ -214,7 +215,7 @@ func rowOf(name string, st *state.Status) psRow {
 		Started: st.Started, Updated: st.Updated, Since: st.Since, Activity: st.Activity, Doing: st.Doing,
 		Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
 		SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, MaxCost: st.MaxCost, Usage: st.Usage,
-		Workspace: st.Workspace,
+		Workspace: st.Workspace, Group: st.Group,
 	}
 }
 
@@ -269,6 +270,9 @@ func (r *psRow) appendJSON(b []byte) []byte {
 	if len(r.Workspace) > 0 {
 		b = stream.AppendCompact(append(b, `,"workspace":`...), r.Workspace)
 	}
+	if r.Group != "" {
+		b = stream.AppendString(append(b, `,"group":`...), r.Group)
+	}
 	return append(b, '}')
 }
 
@@ -280,12 +284,16 @@ func appendTime(b []byte, t time.Time) []byte {
 // psTable renders the rows; a COST column appears when any agent reports a cost.
 func psTable(rows []psRow) ([]string, [][]string) {
 	header := []string{"NAME", "KIND", "STATE", "REASON", "FOR", "PID", "RESTARTS"}
-	withCost := false
+	withCost, withGroup := false, false
 	for _, r := range rows {
 		withCost = withCost || r.CostUSD != nil || r.MaxCost > 0
+		withGroup = withGroup || r.Group != ""
 	}
 	if withCost {
 		header = append(header, "COST")
+	}
+	if withGroup {
+		header = append(header, "GROUP") // spawn --count: the tries at one task, NAME-1…NAME-N
 	}
 	header = append(header, "DIR")
 	home, _ := os.UserHomeDir()
@@ -307,6 +315,9 @@ func psTable(rows []psRow) ([]string, [][]string) {
 				cost += fmt.Sprintf("/$%.2f", r.MaxCost) // spent against the budget
 			}
 			line = append(line, cost)
+		}
+		if withGroup {
+			line = append(line, dash(r.Group))
 		}
 		out[i] = append(line, dash(dir))
 	}

@@ -39,9 +39,12 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --wait check -- go vet ./...      # exits with the command's code\n" +
 			"   agt spawn --wait --rm ci-tests -- make test   # a CI step: the name is free again after\n" +
 			"   agt spawn --tty --agent claude helper        # its own TUI, attached; Ctrl-\\ detaches\n" +
-			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach",
+			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach\n" +
+			"   agt spawn --count 3 --agent claude --prompt 'fix the login bug' fix   # fix-1, fix-2, fix-3\n" +
+			"   agt spawn --agent claude,codex --prompt 'fix the login bug' fix       # fix-1 (claude), fix-2 (codex)",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent)"},
+			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent); a list (claude,codex) starts one of each as NAME-1, NAME-2…"},
+			&cli.IntFlag{Name: "count", Usage: "start `N` agents on the same task, NAME-1…NAME-N, each in a workspace of its own (a group, which ps shows)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses (default $AGT_MODEL, for agent kinds)"},
@@ -89,6 +92,9 @@ func runSpawn(c *cli.Context) error {
 	if err := validNewName(name); err != nil {
 		return cli.Exit(err, 2)
 	}
+	if isGroupSpawn(c) {
+		return spawnGroup(c, name, argv)
+	}
 	if c.Bool("rm") && !c.Bool("wait") {
 		return usagef(c, "--rm needs --wait: agt spawn --wait --rm %s -- COMMAND (a detached agent's record stays until 'agt rm %s')", name, name)
 	}
@@ -105,7 +111,7 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec); err != nil {
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, programOf(opts.Argv, opts.Kind == config.Exec)); err != nil {
 		return err
 	}
 	spawned, err := spawn.Start(c.Context, opts)
@@ -249,6 +255,12 @@ func validNewName(name string) error {
 }
 
 func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *config.Config, error) {
+	return spawnOptionsFor(c, name, argv, c.String("agent"), func() (*string, error) { return readPrompt(c) })
+}
+
+// spawnOptionsFor is spawnOptions for an agent of kind kindName ("" as for no --agent), with
+// the prompt that readIt reads: spawn --count reads it once for all.
+func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string, readIt func() (*string, error)) (spawn.Options, *config.Config, error) {
 	dir := c.String("dir")
 	if dir == "" {
 		var err error
@@ -278,11 +290,11 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
-	kind, err := pickKind(c, cfg, name, argv)
+	kind, err := pickKind(c, cfg, name, argv, kindName)
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
-	prompt, err := readPrompt(c)
+	prompt, err := readIt()
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
@@ -422,8 +434,7 @@ func ttySize() (rows, cols int) {
 
 // pickKind decides what to run: --agent KIND, else a command after -- (exec), else the
 // configured default_agent.
-func pickKind(c *cli.Context, cfg *config.Config, name string, argv []string) (*config.Kind, error) {
-	kindName := c.String("agent")
+func pickKind(c *cli.Context, cfg *config.Config, name string, argv []string, kindName string) (*config.Kind, error) {
 	switch {
 	case kindName != "" && len(argv) > 0 && kindName != config.Exec:
 		return nil, usagef(c, "give --agent %s or a command after --, not both (pass the agent's own flags with --arg)", kindName)

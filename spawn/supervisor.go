@@ -489,6 +489,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
 		SupervisorPID: self.PID, Since: now, Updated: now,
 		SessionID: spec.SessionID, Model: spec.Model, Workspace: spec.Workspace, MaxCost: spec.MaxCost,
+		Group: spec.Group,
 	}
 	if old, err := a.ReadStatus(); err == nil {
 		// agt restart: the count, the session and the totals carry on.

@@ -85,6 +85,8 @@ type Spec struct {
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Group names the agents started together by spawn --count (NAME for NAME-1…NAME-N).
+	Group string `json:"group,omitempty"`
 }
 
 // Usage totals tokens over the agent's life.
@@ -137,6 +139,8 @@ type Status struct {
 	Dir          string `json:"dir"`
 	// Workspace is the spec's workspace, repeated so that ps reads one file per agent.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Group is the spec's group, likewise.
+	Group string `json:"group,omitempty"`
 	// History holds the ends of the agent's last runs, oldest first (at most HistoryLen).
 	History []Exit `json:"history,omitempty"`
 }

@@ -166,6 +166,14 @@ func (c Cgroup) Enter(pid int) error {
 	return os.WriteFile(c.file("cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
 }
 
+// Make makes the cgroup, and returns its directory as Open does.
+func (c Cgroup) Make() (*os.File, error) {
+	if err := os.Mkdir(string(c), 0o755); err != nil {
+		return nil, fmt.Errorf("make cgroup %s: %w", c, err)
+	}
+	return c.Open()
+}
+
 // Open returns the cgroup's directory, for starting a process in it (SysProcAttr.CgroupFD).
 func (c Cgroup) Open() (*os.File, error) {
 	fd, err := unix.Open(string(c), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

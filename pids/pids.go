@@ -12,6 +12,8 @@
 //     without pidfd_open).
 //   - EPERM is an error, never evidence that a process is alive.
 //   - The calling process is never a member of a Tree, and neither are zombies.
+//   - Only a cgroup that Contain made, or that OpenContainment checked is one it made, is
+//     ever killed or removed (cgroup.go): a Containment holds one agent and its hooks.
 package pids
 
 import (

@@ -4,8 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"agt/pids"
 	"agt/state"
@@ -21,7 +25,12 @@ var TestOnlyNoCgroup bool
 // own end to kill. Without one, everything works by pid as before.
 type containment struct {
 	*pids.Containment
-	agent, hooks *os.File // the cgroups' directories, to start processes in
+	hooks *os.File // the hooks' cgroup's directory, to start them in
+	// Each run of the agent starts in a cgroup of its own below Agent (run-1, run-2, …): a
+	// kernel bug (seen on 6.18) kills at once whatever is started (clone3 CLONE_INTO_CGROUP) in
+	// a cgroup that was killed before, as a sweep past its deadline kills Agent.
+	run  *os.File
+	runs int
 }
 
 // contain makes the agent's containment and records where it is, for a reap after our death.
@@ -37,10 +46,7 @@ func contain(a *state.Agent, name string) *containment {
 		return nil
 	}
 	ct := &containment{Containment: c}
-	if ct.agent, err = c.Agent.Open(); err == nil {
-		ct.hooks, err = c.Hooks.Open()
-	}
-	if err == nil {
+	if ct.hooks, err = c.Hooks.Open(); err == nil {
 		err = a.WritePID(state.CgroupFile, string(c.Root))
 	}
 	if err != nil {
@@ -72,12 +78,26 @@ func forkExec(path string, argv []string, attr *syscall.ProcAttr, cg *os.File) (
 	return pid, err
 }
 
-// agentDir is the directory to start the agent in, nil without containment.
-func (c *containment) agentDir() *os.File {
+// nextRun makes the cgroup of the agent's next run and returns its directory, to start it in;
+// nil without containment. The last run's, empty after its sweep, goes.
+func (c *containment) nextRun() *os.File {
 	if c == nil {
 		return nil
 	}
-	return c.agent
+	if c.run != nil {
+		c.run.Close()
+		unix.Rmdir(c.run.Name()) // fails if something outlived the sweep: removed at the end
+		c.run = nil
+	}
+	c.runs++
+	dir := pids.Cgroup(filepath.Join(string(c.Agent), "run-"+strconv.Itoa(c.runs)))
+	f, err := dir.Make()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agt supervise: %v; this run starts outside its cgroup\n", err)
+		return nil
+	}
+	c.run = f
+	return f
 }
 
 // hooksDir is the directory to start hooks in, nil without containment.
@@ -104,7 +124,7 @@ func (c *containment) killAgent() {
 }
 
 func (c *containment) close() {
-	for _, f := range []*os.File{c.agent, c.hooks} {
+	for _, f := range []*os.File{c.run, c.hooks} {
 		if f != nil {
 			f.Close()
 		}

@@ -156,7 +156,7 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		Env:   env,
 		Files: []uintptr{child[0].Fd(), child[1].Fd(), child[2].Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: s.spec.TTY, Ctty: 0},
-	}, s.cgroup.agentDir()) // in the agent's cgroup, where it has one (R37)
+	}, s.cgroup.nextRun()) // in the agent's cgroup, where it has one (R37)
 	if err != nil {
 		outR.Close()
 		errR.Close() // nil for a terminal agent: a no-op

@@ -378,23 +378,7 @@ func cmdRealEnv(ts *testscript.TestScript, neg bool, args []string) {
 			set("CLAUDE_CODE_MAX_RETRIES", "0")
 		}
 	case "codex":
-		cfg := fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "mock"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[model_providers.mock]
-name = "Mock"
-base_url = "%s/v1"
-wire_api = "responses"
-env_key = "MOCK_API_KEY"
-`, url)
-		if !retries {
-			cfg += "request_max_retries = 0\nstream_max_retries = 0\n"
-		}
-		write(".codex/config.toml", cfg)
+		write(".codex/config.toml", codexMockConfig(url, retries))
 		set("CODEX_HOME", filepath.Join(home, ".codex"), "MOCK_API_KEY", "test-key")
 	case "opencode":
 		cfg, _ := json.Marshal(map[string]any{"autoupdate": false, "share": "disabled",
@@ -423,6 +407,28 @@ env_key = "MOCK_API_KEY"
 	default:
 		ts.Fatalf("realenv: unknown kind %q", args[0])
 	}
+}
+
+// codexMockConfig is Codex's config.toml pointing it at the mock model at url; its own retries
+// of failed requests are off unless retries.
+func codexMockConfig(url string, retries bool) string {
+	cfg := fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.mock]
+name = "Mock"
+base_url = "%s/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+`, url)
+	if !retries {
+		cfg += "request_max_retries = 0\nstream_max_retries = 0\n"
+	}
+	return cfg
 }
 
 // mocklog: print the mock's request log as JSON lines, for stdout and jsonl to check.

@@ -39,6 +39,8 @@ type output struct {
 	color bool
 	// view renders events for people in table mode (tail, spawn --follow and --wait).
 	view *transcript
+	// status is the wait's status line on stderr, hidden before anything is printed.
+	status *liveStatus
 }
 
 // outputFor picks the format for c: --json → NDJSON; --format → template (or "table", "json");
@@ -417,6 +419,10 @@ func roundUSD(f float64) *float64 {
 	r := stream.RoundUSD(f)
 	return &r
 }
+
+// safeLine is s escaped for a terminal (termsafe.Text) on one line cut to n runes: for
+// columns that hold an agent's words.
+func safeLine(s string, n int) string { return oneLine(termsafe.Text(s), n) }
 
 // oneLine puts s on one line, cut to n runes: for columns that hold an agent's words.
 func oneLine(s string, n int) string {

@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -66,7 +68,7 @@ func spawnCommand() *cli.Command {
 			&cli.Float64Flag{Name: "max-cost", Usage: "the agent's budget in `USD`: past it, it ends failed (budget)", DefaultText: "max_cost, or none", EnvVars: []string{"AGT_MAX_COST"}},
 			&cli.IntFlag{Name: "max-agents", Usage: "refuse to start when this many agents are alive (0: no limit)", DefaultText: "max_agents, or no limit", EnvVars: []string{"AGT_MAX_AGENTS"}},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the agent's events until it ends (Ctrl-C detaches)"},
-			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C, SIGTERM or SIGHUP stops it; a second one kills it)"},
+			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code; a conversation (--converse, ACP kinds) until its first turn ends: 0 ok, 1 failed, 4 when it stops to ask you (Ctrl-C, SIGTERM or SIGHUP stops it; a second one kills it)"},
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
@@ -111,10 +113,24 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, programOf(opts.Argv, opts.Kind == config.Exec)); err != nil {
+	// A slow start (an ACP agent's handshake, a workspace's set-up) shows a status line.
+	var phase atomic.Pointer[string]
+	setPhase := func(s string) { phase.Store(&s) }
+	setPhase("starting " + name)
+	status := startStatus(c.App.ErrWriter, func() string { return *phase.Load() })
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, programOf(opts.Argv, opts.Kind == config.Exec), status); err != nil {
+		status.stop()
 		return err
 	}
+	if prep := opts.Prepare; prep != nil {
+		opts.Prepare = func() (string, json.RawMessage, func(), error) {
+			setPhase("setting up the workspace of " + name)
+			defer setPhase("starting " + name)
+			return prep()
+		}
+	}
 	spawned, err := spawn.Start(c.Context, opts)
+	status.stop()
 	if err != nil {
 		if errors.Is(err, state.ErrNameTaken) {
 			return withHint(err, fmt.Sprintf("pick another name, or free this one: 'agt stop %s' if it runs, then 'agt rm %s'", name, name))
@@ -167,10 +183,25 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 			stopFollowing() // it may never end now: stop waiting for it
 		}
 	}()
-	err := followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
+	var err error
+	if conversation(a) {
+		// A conversation waits for its next message once a turn ends: its first turn is what
+		// spawn --wait waits for (or its stop to ask), its result the exit code.
+		err = printTurn(follow, out, a, 0, 0)
+		if err == errTurnFailed && ended(a) {
+			err = exitWithAgent(c, []*state.Agent{a}) // it ended before its turn did
+		}
+		if c.Bool("rm") && c.Context.Err() == nil {
+			if _, serr := spawn.Stop(context.WithoutCancel(c.Context), a, -1); serr != nil {
+				stopErr = serr
+			}
+		}
+	} else {
+		err = followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
+	}
 	stopFollowing()
 	<-stopped
-	if c.Context.Err() == nil && err == nil {
+	if c.Context.Err() == nil && err == nil && !conversation(a) {
 		err = exitWithAgent(c, []*state.Agent{a})
 	}
 	if stopErr != nil {
@@ -333,6 +364,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 			Allow:          cfg.Policy.Allow, Deny: cfg.Policy.Deny,
 			MaxCost: cfg.MaxCost,
 			OnState: cfg.OnState, HookTimeout: state.Duration(cfg.HookTimeout),
+			Notify:       notifySpec(cfg.Notify),
 			ResumePrompt: kind.ResumePrompt,
 			Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
 			RestartDelay:    state.Duration(cfg.Restart.Delay),

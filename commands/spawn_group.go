@@ -80,7 +80,7 @@ func spawnGroup(c *cli.Context, group string, argv []string) error {
 			return fail(err)
 		}
 		opts.Root, opts.Group = d.Root, group
-		if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, programOf(opts.Argv, opts.Kind == config.Exec)); err != nil {
+		if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, programOf(opts.Argv, opts.Kind == config.Exec), nil); err != nil {
 			return fail(err)
 		}
 		spawned, err := spawn.Start(c.Context, opts)

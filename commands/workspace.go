@@ -21,7 +21,7 @@ import (
 // runs where it is typed unless a workspace is asked for (--workspace, --base, or a mode in
 // agt.toml other than auto): in a worktree it would not see the uncommitted and ignored files
 // a build needs, and a worktree of a large repository costs seconds.
-func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, plain bool, program string) (func() (string, json.RawMessage, func(), error), error) {
+func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, plain bool, program string, status *liveStatus) (func() (string, json.RawMessage, func(), error), error) {
 	mode, base := c.String("workspace"), c.String("base")
 	if mode == "" {
 		mode = cfg.Mode // agt.toml's [workspace] mode, auto by default
@@ -51,6 +51,9 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, pl
 		Mode: mode, Dir: dir, Name: name, Base: base,
 		Root: cfg.Root, BranchPrefix: cfg.BranchPrefix, Setup: cfg.Setup, Copy: cfg.Copy,
 	}
+	if status != nil {
+		opts.Output = status // the set-up's output, its last line in the status line
+	}
 	reg := registry(c)
 	return func() (string, json.RawMessage, func(), error) {
 		if kind := mode; isTerminal(c.App.ErrWriter) {
@@ -58,6 +61,7 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, pl
 				kind = workspace.Detect(dir)
 			}
 			if what := map[string]string{workspace.Git: "a git worktree", workspace.JJ: "a jj workspace"}[kind]; what != "" {
+				status.hide()
 				fmt.Fprintf(c.App.ErrWriter, "agt: making %s for %s…\n", what, name)
 			}
 		}

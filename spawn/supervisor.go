@@ -264,7 +264,8 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			s.finish(stream.Stopped, "stop", exit)
 			return nil
 		}
-		clean := exit.Code == 0 && exit.Signal == "" || s.wasInterrupted()
+		// A failure on a clean exit is an ACP run that the client ended (auth, config).
+		clean := exit.Code == 0 && exit.Signal == "" && failure.Class == "" || s.wasInterrupted()
 		if clean && s.spec.ConverseTurns {
 			// A conversation of turn processes: the turn is over, the next message starts
 			// the next one.
@@ -371,11 +372,11 @@ func (s *supervisor) failed(exit *stream.Exit, f stream.Failure) {
 }
 
 // endOf is the final state and reason of an agent that ended on its own: a failure's class
-// when the decoder knew better than the exit code.
+// when the decoder knew more than the exit code (transient too: a 500 the agent reported).
 func endOf(exit *stream.Exit, f stream.Failure) (state, reason string) {
 	switch {
-	case (exit.Code != 0 || exit.Signal != "") && f.Class != "" && f.Class != stream.ClassTransient:
-		return stream.Failed, f.Class
+	case (exit.Code != 0 || exit.Signal != "") && f.Reason(*exit) != "":
+		return stream.Failed, f.Reason(*exit)
 	case exit.Signal != "":
 		return stream.Failed, "killed by " + exit.Signal
 	case exit.Code != 0:
@@ -468,7 +469,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		machine: machineFor(spec),
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny, Dir: spec.Cwd},
 		cgroup:  cgroup,
-		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root, cgroup.hooksDir()),
+		hooks:   newHooks(spec, a, d.Root, cgroup.hooksDir()),
 		kick:    make(chan struct{}, 1),
 		turnCh:  make(chan string, 1),
 		budgetC: make(chan struct{}),

@@ -57,6 +57,9 @@ type Spec struct {
 	// OnState is the hook run at each change of state (agt.toml on_state), HookTimeout its bound.
 	OnState     []string `json:"on_state,omitempty"`
 	HookTimeout Duration `json:"hook_timeout,omitempty"`
+	// Notify is the [notify] table's word on telling a person that the agent needs them or
+	// failed; nil for nothing. Its webhook URL may hold a token: the file is 0600.
+	Notify *NotifySpec `json:"notify,omitempty"`
 	// MaxCost is the agent's budget in USD (0: none): past it, the agent ends failed (budget).
 	MaxCost float64 `json:"max_cost,omitempty"`
 	// ConverseTurns: a conversation of turn processes (agt send starts the next one, resuming
@@ -87,6 +90,14 @@ type Spec struct {
 	Workspace json.RawMessage `json:"workspace,omitempty"`
 	// Group names the agents started together by spawn --count (NAME for NAME-1…NAME-N).
 	Group string `json:"group,omitempty"`
+}
+
+// NotifySpec is how the supervisor tells a person that the agent needs them or failed: a
+// desktop notification, a webhook, and the least time between two of them (past a burst).
+type NotifySpec struct {
+	Desktop     bool     `json:"desktop,omitempty"`
+	Webhook     string   `json:"webhook,omitempty"`
+	MinInterval Duration `json:"min_interval,omitempty"`
 }
 
 // Usage totals tokens over the agent's life.

@@ -1,114 +1,146 @@
 package state
 
 import (
-	"errors"
-	"io/fs"
+	"context"
 	"path/filepath"
-	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
 
-// A process holds at most one inotify instance, however many logs it follows: the user's
-// instances are few (128 by default, shared by every program they run), and one tail -f over
-// 250 agents once held 117 of them. Followers subscribe to a directory of the one watcher, which
-// is made for the first and closed after the last.
-var watches watchHub
+// What changed of an agent, as a Watcher reports it.
+const (
+	// Changed: its record (status, spec, want, the permission inbox), or the agent came or went.
+	Changed = 1 << iota
+	// Logged: its event log grew or rotated.
+	Logged
+)
 
-type watchHub struct {
-	mu   sync.Mutex
-	w    *fsnotify.Watcher
-	dirs map[string][]chan struct{} // the followers of each directory watched
+// Watcher tells which agents of a run directory changed, from one inotify instance for the
+// whole directory (R31: a thousand agents cost the user one instance and two watches each).
+// It never blocks on its reader: changes pile up in a set until Take collects them, and Ready
+// is signalled once for any number of them. Without inotify (the user's limits reached) it
+// marks every agent changed every pollEvery instead.
+type Watcher struct {
+	d       *Dir
+	fs      *fsnotify.Watcher
+	ready   chan struct{}
+	mu      sync.Mutex
+	pending map[string]int
+	all     bool // every agent: the fallback, or a change the watcher could not place
 }
 
-// watchDir returns a channel that receives (without blocking the watcher, so a burst is one
-// wake) when something changes in dir, and the function that stops it. A nil channel, with no
-// error, means no watch could be had (the inotify limits): the follower polls. It fails only when
-// dir does not exist.
-func watchDir(dir string) (<-chan struct{}, func(), error) {
-	dir = filepath.Clean(dir)
-	h := &watches
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.w == nil {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return nil, func() {}, nil
-		}
-		h.w, h.dirs = w, make(map[string][]chan struct{})
-		go h.dispatch(w)
+// pollEvery is the fallback's period when inotify cannot be had.
+const pollEvery = 2 * time.Second
+
+// Watch starts a Watcher of d's agents until ctx ends.
+func (d *Dir) Watch(ctx context.Context) *Watcher {
+	w := &Watcher{d: d, ready: make(chan struct{}, 1), pending: map[string]int{}}
+	fw, err := fsnotify.NewWatcher()
+	if err == nil && fw.Add(d.AgentsDir()) != nil {
+		fw.Close()
+		fw = nil
 	}
-	if len(h.dirs[dir]) == 0 {
-		if err := h.w.Add(dir); err != nil {
-			h.closeIfIdle()
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, func() {}, err
-			}
-			return nil, func() {}, nil
-		}
+	if fw == nil {
+		go w.poll(ctx)
+		return w
 	}
-	ch := make(chan struct{}, 1)
-	h.dirs[dir] = append(h.dirs[dir], ch)
-	return ch, func() { h.unwatch(dir, ch) }, nil
+	w.fs = fw
+	names, _ := d.Names()
+	for _, n := range names {
+		w.addAgent(n)
+	}
+	go w.run(ctx)
+	return w
 }
 
-func (h *watchHub) unwatch(dir string, ch chan struct{}) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	subs := slices.DeleteFunc(h.dirs[dir], func(c chan struct{}) bool { return c == ch })
-	if len(subs) > 0 {
-		h.dirs[dir] = subs
-		return
-	}
-	delete(h.dirs, dir)
-	if h.w != nil {
-		h.w.Remove(dir) // fails when the directory went, and its watch with it
-	}
-	h.closeIfIdle()
+// AgentsDir is the directory holding one directory per agent.
+func (d *Dir) AgentsDir() string { return filepath.Join(d.Root, "agents") }
+
+// Ready is signalled when changes wait to be taken.
+func (w *Watcher) Ready() <-chan struct{} { return w.ready }
+
+// Take returns the agents changed since the last Take, each with what changed (Changed,
+// Logged); all is true when every agent is to be read again.
+func (w *Watcher) Take() (changed map[string]int, all bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	changed, all = w.pending, w.all
+	w.pending, w.all = map[string]int{}, false
+	return changed, all
 }
 
-// closeIfIdle gives the instance back once nothing is watched.
-func (h *watchHub) closeIfIdle() {
-	if len(h.dirs) == 0 && h.w != nil {
-		h.w.Close()
-		h.w = nil
+func (w *Watcher) mark(name string, what int, all bool) {
+	w.mu.Lock()
+	if all {
+		w.all = true
+	} else {
+		w.pending[name] |= what
+	}
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default:
 	}
 }
 
-// dispatch wakes the followers of the directory of each event, and all of them on an error (a
-// queue overflow loses events, not data: each follower reads the file to its end).
-func (h *watchHub) dispatch(w *fsnotify.Watcher) {
-	wake := func(subs []chan struct{}) {
-		for _, ch := range subs {
-			select {
-			case ch <- struct{}{}:
-			default:
-			}
-		}
+// addAgent watches an agent's directory and its permission inbox (when it has one yet).
+func (w *Watcher) addAgent(name string) {
+	dir := w.d.AgentFile(name, "")
+	if w.fs.Add(dir) == nil {
+		w.fs.Add(filepath.Join(dir, PermissionsDir)) // made when the first request comes
 	}
+}
+
+func (w *Watcher) run(ctx context.Context) {
+	defer w.fs.Close()
+	agents := w.d.AgentsDir()
 	for {
 		select {
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
+		case <-ctx.Done():
+			return
+		case err := <-w.fs.Errors:
+			if err != nil {
+				w.mark("", Changed, true) // an overflow: events were lost
 			}
-			h.mu.Lock()
-			if h.w == w {
-				wake(h.dirs[filepath.Dir(ev.Name)])
+		case ev := <-w.fs.Events:
+			rel, err := filepath.Rel(agents, ev.Name)
+			if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+				continue
 			}
-			h.mu.Unlock()
-		case _, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			h.mu.Lock()
-			if h.w == w {
-				for _, subs := range h.dirs {
-					wake(subs)
+			parts := strings.Split(rel, string(filepath.Separator))
+			name := parts[0]
+			switch {
+			case len(parts) == 1: // an agent came or went
+				if ev.Has(fsnotify.Create) {
+					w.addAgent(name)
 				}
+				w.mark(name, Changed, false)
+			case len(parts) == 2 && parts[1] == PermissionsDir && ev.Has(fsnotify.Create):
+				w.fs.Add(ev.Name)
+				w.mark(name, Changed, false)
+			case len(parts) == 2 && strings.HasPrefix(parts[1], EventsFile):
+				w.mark(name, Logged, false)
+			case len(parts) == 2 && strings.HasSuffix(parts[1], ".log"), len(parts) == 2 && parts[1] == LockFile:
+				// raw logs and the lock's open and close: nothing a reader of the record shows
+			default:
+				w.mark(name, Changed, false)
 			}
-			h.mu.Unlock()
+		}
+	}
+}
+
+func (w *Watcher) poll(ctx context.Context) {
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			w.mark("", Changed|Logged, true)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,8 @@ type Options struct {
 	// Setup lists commands (argv) run in order in the new workspace, after Copy, with
 	// AGT_NAME and AGT_WORKSPACE in their environment. A failure fails Make.
 	Setup [][]string
+	// Output, when set, gets what the set-up commands print, as they print it.
+	Output io.Writer
 }
 
 // Workspace describes a workspace that Make made: the JSON agt keeps in the agent's record
@@ -181,7 +184,7 @@ func Make(ctx context.Context, opts Options) (ws *Workspace, err error) {
 	if err := copyIn(ws.Repo, ws.Path, opts.Copy); err != nil {
 		return nil, err
 	}
-	if err := setUp(ctx, ws.Path, opts.Name, opts.Setup); err != nil {
+	if err := setUp(ctx, ws.Path, opts.Name, opts.Setup, opts.Output); err != nil {
 		return nil, err
 	}
 	if ws.Seeded, err = seeds(ctx, ws, opts); err != nil {

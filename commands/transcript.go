@@ -279,10 +279,11 @@ func (t *transcript) result(ev *stream.Event) (string, string) {
 	return sgrBold, b.String()
 }
 
-// summary is sep and one line of a tool's input (stream.InputLine); "" for none.
+// summary is sep and one line of a tool's input (stream.InputLine), escaped for a terminal;
+// "" for none.
 func summary(sep string, input json.RawMessage) string {
 	if s := stream.InputLine(input); s != "" {
-		return sep + s
+		return sep + termsafe.Line(s)
 	}
 	return ""
 }

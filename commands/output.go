@@ -246,9 +246,33 @@ func isTerminal(w io.Writer) bool {
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
 }
 
+// safeCell is a table's cell with what an agent wrote escaped (termsafe.Line). A cell agt
+// coloured itself (stateCell: one of its colours, the text, a reset) keeps its colour, and the
+// text inside is escaped.
+func safeCell(c string) string {
+	if inner, ok := strings.CutSuffix(c, sgrReset); ok {
+		for _, sgr := range []string{"\x1b[39m", sgrYellow, sgrRed, sgrGreen, sgrBold, sgrDim} {
+			if text, ok := strings.CutPrefix(inner, sgr); ok {
+				return sgr + termsafe.Line(text) + sgrReset
+			}
+		}
+	}
+	return termsafe.Line(c)
+}
+
+// rawFile is the file w writes to, for agt's own control sequences (a status line redrawn in
+// place): stderr behind safeFile too. What such a line shows of an agent it escapes itself.
+func rawFile(w io.Writer) (*os.File, bool) {
+	if sf, ok := w.(safeFile); ok {
+		return sf.File, true
+	}
+	f, ok := w.(*os.File)
+	return f, ok
+}
+
 // safeFile is a file that what agt writes reaches escaped (termsafe.Text): stderr, where
-// diagnostics quote agents' words, states' reasons and tool names, and agt never writes a
-// colour.
+// diagnostics quote agents' words, states' reasons and tool names. agt's own sequences there
+// (the status line) go to the file itself (rawFile).
 type safeFile struct{ *os.File }
 
 func (f safeFile) Write(b []byte) (int, error) {
@@ -370,7 +394,7 @@ func (o *output) table(header []string, rows [][]string) error {
 	for _, r := range rows {
 		cells = cells[:0]
 		for _, c := range r {
-			cells = append(cells, termsafe.Line(c))
+			cells = append(cells, safeCell(c))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}

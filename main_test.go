@@ -39,27 +39,27 @@ func TestMain(m *testing.M) {
 		"agt": func() {
 			// Test-only hook: switch the tree sweeps off to prove the tree tests can fail.
 			if os.Getenv("AGT_TEST_GROUP_KILL_ONLY") == "1" {
-				spawn.TestOnlyGroupKillOnly = true
+				spawn.TestHooks.GroupKillOnly = true
 			}
 			// Test-only hook: no cgroups, to prove what the sweeps by pid do alone.
-			spawn.TestOnlyNoCgroup = os.Getenv("AGT_TEST_NO_CGROUP") == "1"
+			spawn.TestHooks.NoCgroup = os.Getenv("AGT_TEST_NO_CGROUP") == "1"
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
-				spawn.TestOnlyRanFor = d
+				spawn.TestHooks.RanFor = d
 			}
 			if f := os.Getenv("AGT_TEST_UNKILLABLE"); f != "" {
 				// The processes whose pids this file holds cannot be SIGKILLed.
-				spawn.TestOnlyUnkillable = func(pid int) bool {
+				spawn.TestHooks.Unkillable = func(pid int) bool {
 					b, _ := os.ReadFile(f)
 					return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
 				}
 			}
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_SLOW_STATUS")); err == nil {
-				spawn.TestOnlySlowStatus = func() { time.Sleep(d) } // a slow fsync
+				spawn.TestHooks.SlowStatus = func() { time.Sleep(d) } // a slow fsync
 			}
 			if clock := os.Getenv("AGT_TEST_CLOCK"); clock != "" {
 				// The supervisor's clock stands at 2026-01-01 00:00:00 UTC plus the duration
 				// the file holds (0 while there is none): the script moves it.
-				spawn.TestOnlyClock = func() time.Time {
+				spawn.TestHooks.Clock = func() time.Time {
 					b, _ := os.ReadFile(clock)
 					d, _ := time.ParseDuration(strings.TrimSpace(string(b)))
 					return testEpoch.Add(d)
@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 			}
 			if full := os.Getenv("AGT_TEST_DISK_FULL"); full != "" {
 				// The disk is full while this file exists.
-				spawn.TestOnlyDiskFull = func() bool { _, err := os.Stat(full); return err == nil }
+				spawn.TestHooks.DiskFull = func() bool { _, err := os.Stat(full); return err == nil }
 			}
 			main()
 		},
@@ -143,6 +143,11 @@ func TestScripts(t *testing.T) {
 
 // killMarked SIGKILLs every process carrying kv in its environment, until none is left.
 func killMarked(kv string) {
+	killWhere(func(p pids.Proc) bool { return pids.HasEnv(p.PID, kv) })
+}
+
+// killWhere SIGKILLs every process (but this one) that match says is to go, until none is left.
+func killWhere(match func(pids.Proc) bool) {
 	for i := 0; i < 100; i++ {
 		procs, err := pids.Scan()
 		if err != nil {
@@ -150,7 +155,7 @@ func killMarked(kv string) {
 		}
 		found := false
 		for _, p := range procs {
-			if p.PID != os.Getpid() && p.State != 'Z' && pids.HasEnv(p.PID, kv) {
+			if p.PID != os.Getpid() && p.State != 'Z' && match(p) {
 				syscall.Kill(p.PID, syscall.SIGKILL)
 				found = true
 			}
@@ -636,22 +641,33 @@ func cmdFDCount(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// procs N REGEXP: exactly N live processes started by this script have a command line
-// (arguments joined by spaces) matching REGEXP.
+// procs [-wait] N REGEXP: exactly N live processes started by this script have a command line
+// (arguments joined by spaces) matching REGEXP; with -wait, wait until they do. A process in a
+// sandbox knows its pid there alone, so scripts find it from outside by its command line.
 func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "procs")
+	wait := len(args) > 0 && args[0] == "-wait"
+	if wait {
+		args = args[1:]
+	}
 	if len(args) != 2 {
-		ts.Fatalf("usage: procs N REGEXP")
+		ts.Fatalf("usage: procs [-wait] N REGEXP")
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
 	var found []string
-	for pid, cmd := range scriptProcs(ts, re) {
-		found = append(found, fmt.Sprintf("%d %s", pid, cmd))
+	matching := func() bool {
+		found = found[:0]
+		for pid, cmd := range scriptProcs(ts, re) {
+			found = append(found, fmt.Sprintf("%d %s", pid, cmd))
+		}
+		return len(found) == want
 	}
-	if len(found) != want {
+	if wait {
+		poll(ts, fmt.Sprintf("%d processes matching %s", want, args[1]), matching)
+	} else if !matching() {
 		ts.Fatalf("%d processes match %s, want %d:\n%s", len(found), args[1], want, strings.Join(found, "\n"))
 	}
 }

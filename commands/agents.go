@@ -2,6 +2,7 @@ package commands
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -17,7 +18,10 @@ func agentsCommand() *cli.Command {
 			"Lists every kind, built-in or from agt.toml, with its argv, its output format,\n" +
 			"whether its program is on PATH, the version installed (read from its npm\n" +
 			"package, without running it) and whether agt was tested with that version:\n" +
-			"yes, or no and the version it was tested with (docs/compat.md).\n\n" +
+			"yes, or no and the version it was tested with (docs/compat.md); and the arguments\n" +
+			"it runs with inside a sandbox (spawn --sandbox, unless --plan): the built-in kinds\n" +
+			"skip their permission prompts there, the sandbox being the boundary (sandbox_args\n" +
+			"= [] in agt.toml turns that off; Gemini's auto_args skip them everywhere).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt agents\n" +
 			"   agt agents | jq -r 'select(.installed) | .name'\n" +
@@ -63,7 +67,7 @@ func agentsCommand() *cli.Command {
 					if k.Name == config.Exec {
 						argv = "COMMAND after --"
 					}
-					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Version), testedText(r), dash(r.Prompt), source, argv})
+					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Version), testedText(r), dash(r.Prompt), source, dash(strings.Join(slices.Concat(k.AutoArgs, k.SandboxArgs), " ")), argv})
 				default:
 					if err := out.item(r, nil); err != nil {
 						return err
@@ -71,7 +75,7 @@ func agentsCommand() *cli.Command {
 				}
 			}
 			if out.mode == modeTable {
-				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "VERSION", "TESTED", "PROMPT", "FROM", "ARGV"}, rows)
+				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "VERSION", "TESTED", "PROMPT", "FROM", "IN A SANDBOX", "ARGV"}, rows)
 			}
 			return nil
 		},

@@ -24,10 +24,12 @@ func doctorCommand() *cli.Command {
 			"Checks what agt's promises rest on here: pidfd (a recycled pid is never signalled),\n" +
 			"child subreapers (orphans come back to their supervisor), the boot id (nothing is\n" +
 			"signalled after a reboot), /proc (the sweep that finds setsid grandchildren), inotify\n" +
-			"headroom (followers wake at once), the run directory, and cgroups (a cgroup v2 the user\n" +
-			"can make cgroups in, found through /proc/self/mountinfo: an agent's whole tree ends with\n" +
-			"it). It starts nothing and changes nothing. Exit status: 0 when every guarantee holds, 1\n" +
-			"when one does not.\n\n" +
+			"headroom (followers wake at once), the run directory, cgroups (a cgroup v2 the user can\n" +
+			"make cgroups in, found through /proc/self/mountinfo: an agent's whole tree ends with it);\n" +
+			"and whether agt spawn --sandbox works here, for this user and (as root) for an ordinary\n" +
+			"one. It changes nothing; its only processes are the empty sandboxes it tries. Exit status:\n" +
+			"0 when every guarantee holds, 1 when one does not (sandboxes are a feature, not a\n" +
+			"guarantee: they do not count).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt doctor\n" +
 			"   agt doctor | jq -r 'select(.ok | not) | .check'",
@@ -44,7 +46,7 @@ func doctorCommand() *cli.Command {
 			failed := false
 			rows := make([][]string, 0, len(checks))
 			for _, ch := range checks {
-				failed = failed || !ch.OK
+				failed = failed || !ch.OK && !ch.optional
 				mark := "yes"
 				if !ch.OK {
 					mark = "NO"
@@ -74,6 +76,9 @@ type doctorCheck struct {
 	Check  string `json:"check"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// optional: a feature agt can do without (sandboxes), not a guarantee; it does not fail
+	// the exit status.
+	optional bool
 }
 
 func doctorChecks(runDir string) []doctorCheck {
@@ -83,7 +88,7 @@ func doctorChecks(runDir string) []doctorCheck {
 		if !ok {
 			d = no
 		}
-		out = append(out, doctorCheck{check, ok, d})
+		out = append(out, doctorCheck{Check: check, OK: ok, Detail: d})
 	}
 
 	fd, err := unix.PidfdOpen(os.Getpid(), 0)
@@ -139,7 +144,7 @@ func doctorChecks(runDir string) []doctorCheck {
 	add("cgroups", err == nil,
 		fmt.Sprintf("each agent and its hooks run in a cgroup made in %s: a stop or reap ends all of it, even a setsid env -i grandchild of a supervisor killed -9", base),
 		fmt.Sprintf("%v: agents' processes are found by pid alone, and a setsid env -i grandchild outlives a supervisor killed -9", err))
-	return out
+	return append(out, sandboxChecks()...)
 }
 
 // dnotifyWorks asks the kernel for dnotify on a directory, for no events: it changes nothing.

@@ -5,6 +5,7 @@ package commands
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -32,6 +33,7 @@ func New(version string) *cli.App {
 			diffCommand(), mergeCommand(), topCommand(), serveCommand(),
 		},
 		DisableSliceFlagSeparator: true,
+		ErrWriter:                 safeFile{os.Stderr}, // diagnostics quote agents: escaped (R35)
 		// Only main exits.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,

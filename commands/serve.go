@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/state"
+	"agt/termsafe"
 )
 
 // defaultListen is where agt serve listens unless told: this machine only.
@@ -81,7 +82,7 @@ func runServe(c *cli.Context) error {
 	unlock, err := d.LockServe()
 	if errors.Is(err, state.ErrServing) {
 		url, _ := state.ReadSmall(filepath.Join(d.Root, state.ServeDirName, state.ServeURLFile))
-		return fmt.Errorf("another agt serve runs on %s (%s); stop it first, or use another --run-dir", d.Root, termSafe(strings.TrimSpace(string(url))))
+		return fmt.Errorf("another agt serve runs on %s (%s); stop it first, or use another --run-dir", d.Root, termsafe.Line(strings.TrimSpace(string(url))))
 	}
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 
 	"agt/spawn"
 	"agt/state"
+	"agt/termsafe"
 )
 
 // The page: one HTML file, a script and a style sheet, embedded in the binary. No script comes
@@ -90,7 +91,7 @@ func (s *server) handler() http.Handler {
 // header and an agent's words in it are other people's bytes.
 func (s *server) logf(format string, args ...any) {
 	line := strings.ReplaceAll(fmt.Sprintf(format, args...), "\n", `\n`)
-	fmt.Fprintln(s.log, "agt serve: "+termSafe(line))
+	fmt.Fprintln(s.log, "agt serve: "+termsafe.Line(line))
 }
 
 // anyHost is one of the Host headers the server answers, for an error message.

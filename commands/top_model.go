@@ -15,6 +15,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // What top's screen shows.
@@ -381,7 +382,7 @@ func (m *topModel) loadTranscript() {
 		b.WriteString("→ " + w + "\n")
 	}
 	text := strings.TrimRight(b.String(), "\n")
-	m.tlines = strings.Split(termSafe(text), "\n")
+	m.tlines = strings.Split(termsafe.Text(text), "\n")
 }
 
 // waitingLineOf is what the transcript ends with when a waits on a request: the keys that

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -18,7 +19,6 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"agt/hosts"
-	"agt/pids"
 )
 
 // The SSH hosts of the host_* scripts: two sshd's, each in a network namespace of its own
@@ -341,15 +341,6 @@ func setupHostScript(env *testscript.Env, marker string) error {
 	return os.WriteFile(filepath.Join(work, ".config", "agt", "config.toml"), []byte(hosts.String()), 0o600)
 }
 
-// hostsCondition is the [hosts] condition: the SSH hosts run.
-func hostsCondition(cond string) (bool, error) {
-	if cond != "hosts" {
-		return false, fmt.Errorf("unknown condition %q", cond)
-	}
-	_, err := startSSHHosts()
-	return err == nil, nil
-}
-
 // signalproc SIG REGEXP: wait until a live process of this script has a command line matching
 // REGEXP, then send SIG (KILL, TERM, INT) to every such process.
 func cmdSignalProc(ts *testscript.TestScript, neg bool, args []string) {
@@ -365,7 +356,7 @@ func cmdSignalProc(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	var found map[int]string
 	poll(ts, "a process matching "+args[1], func() bool {
-		found = scriptProcs(ts, re)
+		found = maps.Collect(scriptProcs(ts, re))
 		return len(found) > 0
 	})
 	for pid, cmd := range found {
@@ -385,24 +376,5 @@ func cmdWaitProcs(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	poll(ts, fmt.Sprintf("%d processes matching %s", want, args[1]), func() bool { return len(scriptProcs(ts, re)) == want })
-}
-
-// scriptProcs are the live processes of this script (its marker in their environment) whose
-// command line, arguments joined by spaces, matches re.
-func scriptProcs(ts *testscript.TestScript, re *regexp.Regexp) map[int]string {
-	procs, err := pids.Scan()
-	ts.Check(err)
-	marker := testMarker + "=" + ts.Getenv(testMarker)
-	found := map[int]string{}
-	for _, p := range procs {
-		if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
-			continue
-		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-		if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); re.MatchString(cmd) {
-			found[p.PID] = cmd
-		}
-	}
-	return found
+	poll(ts, fmt.Sprintf("%d processes matching %s", want, args[1]), func() bool { return len(maps.Collect(scriptProcs(ts, re))) == want })
 }

@@ -15,6 +15,7 @@ import (
 
 	"agt/hosts"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // maxHostLine bounds one line from a host: agt caps what it writes far below this.
@@ -124,7 +125,7 @@ func printHostError(w io.Writer, host string, err error) {
 	}
 	lines := strings.Split(msg, "\n") // a hint on a line of its own
 	for i := range lines {
-		lines[i] = escapeText(lines[i])
+		lines[i] = termsafe.Text(lines[i])
 	}
 	PrintError(w, strings.Join(lines, "\n"))
 }
@@ -136,6 +137,7 @@ func tagHost(line []byte, host string) []byte {
 	if len(line) < 2 || line[0] != '{' || !gjson.ValidBytes(line) {
 		return nil
 	}
+	line = termsafe.JSON(line) // DEL and C1, which JSON allows raw in a string, escaped
 	out := make([]byte, 0, len(line)+len(host)+12)
 	out = append(out, `{"host":`...)
 	out = stream.AppendString(out, host)
@@ -159,7 +161,7 @@ func nameOf(line []byte) string {
 
 // qualified is how a place's agent is named where hosts are in play: HOST:NAME, escaped (the
 // name came from the host).
-func qualified(host, name string) string { return escapeText(oneLine(host+":"+name, 200)) }
+func qualified(host, name string) string { return termsafe.Text(oneLine(host+":"+name, 200)) }
 
 // lineWriter calls fn with each complete line written to it (without its newline); a line
 // longer than maxHostLine is dropped. Close passes on a last line without a newline.
@@ -221,7 +223,7 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 			}
 			return len(p), nil
 		}
-		line := escapeText(strings.TrimSuffix(string(h.buf[:i]), "\r"))
+		line := termsafe.Text(strings.TrimSuffix(string(h.buf[:i]), "\r"))
 		h.buf = h.buf[i+1:]
 		if h.mu != nil {
 			h.mu.Lock()
@@ -242,13 +244,13 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 func hostColumn(header []string, rows [][]string, hostsOf []string) ([]string, [][]string) {
 	header = append([]string{"HOST"}, header...)
 	for i := range rows {
-		rows[i] = append([]string{escapeText(oneLine(hostsOf[i], 100))}, rows[i]...)
+		rows[i] = append([]string{termsafe.Text(oneLine(hostsOf[i], 100))}, rows[i]...)
 	}
 	return header, rows
 }
 
 // cell is a table cell of a host's words: on one line, escaped.
-func cell(s string) string { return escapeText(oneLine(s, 200)) }
+func cell(s string) string { return termsafe.Text(oneLine(s, 200)) }
 
 // joinArgs lists the arguments of a command for a host: its path (workspaces prune), the
 // flags, the rest.

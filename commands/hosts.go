@@ -15,6 +15,7 @@ import (
 	"agt/hosts"
 	"agt/spawn"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func hostsCommand() *cli.Command {
@@ -161,10 +162,10 @@ func hostStatus(ctx context.Context, pl hosts.Place) hostRow {
 // hostReason is what a failure at a host says, its first line (not the hint), printable.
 func hostReason(err error) string {
 	if u, ok := err.(*hosts.Unreachable); ok {
-		return escapeText(u.Reason)
+		return termsafe.Text(u.Reason)
 	}
 	first, _, _ := strings.Cut(err.Error(), "\n")
-	return escapeText(oneLine(first, 300))
+	return termsafe.Text(oneLine(first, 300))
 }
 
 // installed is what agt hosts install says of each host: where agt went, and what it says.
@@ -212,7 +213,7 @@ func runHostsInstall(c *cli.Context) error {
 		}
 		r := installed{Host: n, SSH: s.Dest, Info: *info}
 		human := fmt.Sprintf("installed agt %s on %s at %s", info.Version, n, info.Agt)
-		if err := out.line(r, escapeText(human)); err != nil {
+		if err := out.line(r, termsafe.Text(human)); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"agt/hosts"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // spawnOnHosts is spawn on a host. The agent always starts detached there, so that nothing
@@ -205,7 +206,7 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 		err = exitOnPlace(c, place, name) // it ended (before its turn did, for a conversation)
 	}
 	if stopErr != nil {
-		PrintError(c.App.ErrWriter, escapeText(fmt.Sprintf("stop %s: %v\nhint: it may still run there: 'agt stop %s' once the host answers",
+		PrintError(c.App.ErrWriter, termsafe.Text(fmt.Sprintf("stop %s: %v\nhint: it may still run there: 'agt stop %s' once the host answers",
 			qualified(place.Name(), name), stopErr, qualified(place.Name(), name))))
 	}
 	if c.Bool("rm") && stopErr == nil {

@@ -14,6 +14,7 @@ import (
 
 	"agt/hosts"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // tailOnHosts is tail across hosts. What is logged already is asked of every place at once and
@@ -186,7 +187,7 @@ func (f *hostFollower) follow(ctx context.Context, place hosts.Place, names []st
 			delay = reconnectMin // it had come back
 		}
 		wait := time.Duration(float64(delay) * (0.8 + 0.4*rand.Float64()))
-		PrintError(f.errw, escapeText(fmt.Sprintf("%s: %s; following again in %s", host, err.(*hosts.Unreachable).Reason, wait.Round(10*time.Millisecond))))
+		PrintError(f.errw, termsafe.Text(fmt.Sprintf("%s: %s; following again in %s", host, err.(*hosts.Unreachable).Reason, wait.Round(10*time.Millisecond))))
 		if err := hosts.Pause(ctx, wait); err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/hosts"
+	"agt/termsafe"
 )
 
 // hostVerb is how one command runs when hosts are in play: which of its arguments name agents,
@@ -170,7 +171,7 @@ func printPrefixed(out *output, host string, raw []byte, prefix bool) {
 		if line == "" {
 			continue
 		}
-		text := escapeText(strings.TrimSuffix(line, "\n"))
+		text := termsafe.Text(strings.TrimSuffix(line, "\n"))
 		if prefix {
 			text = host + ": " + text
 		}

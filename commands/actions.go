@@ -21,8 +21,8 @@ type fleetAction struct {
 	Queue  bool   // send: deliver it when the running turn ends
 }
 
-// run does the action to the agent of row and says what it did in one line.
-func (act fleetAction) run(ctx context.Context, f *localFleet, row *topRow) (string, error) {
+// act does the action to the agent of row and says what it did in one line.
+func (f *localFleet) act(ctx context.Context, act fleetAction, row *topRow) (string, error) {
 	a, err := f.agent(row)
 	if err != nil {
 		return "", err

@@ -12,9 +12,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"agt/config"
+	"agt/hosts"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func attachCommand() *cli.Command {
@@ -34,6 +36,7 @@ func attachCommand() *cli.Command {
 			"   agt attach helper\n" +
 			"   agt attach --detach-keys ctrl-p,ctrl-q helper",
 		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "label", Hidden: true, Usage: "the `HOST:NAME` to say in messages (set by agt over ssh)"},
 			&cli.StringFlag{Name: "detach-keys", Usage: "the `KEYS` that detach: a character or ctrl-X, comma-separated (ctrl-p,ctrl-q)", DefaultText: `ctrl-\, or detach_keys`, EnvVars: []string{"AGT_DETACH_KEYS"}},
 		},
 		Action: runAttach,
@@ -60,14 +63,25 @@ func runAttach(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	name := attachLabel(c, a)
 	if !spec.TTY {
 		if ended(a) {
 			st := spawn.Observe(a)
-			return fmt.Errorf("cannot attach to %s: it is %s, and has no terminal\nhint: 'agt tail %s' prints what it did", a.Name, st.State, a.Name)
+			return fmt.Errorf("cannot attach to %s: it is %s, and has no terminal\nhint: 'agt tail %s' prints what it did", name, st.State, name)
 		}
 		return watchReadOnly(c, a)
 	}
 	return attach(c, a, keys)
+}
+
+// attachLabel is how attach names a in what it says: NAME, or the HOST:NAME of --label that an
+// agt over ssh passes, so that the hint after a detach is one to paste where the user is.
+func attachLabel(c *cli.Context, a *state.Agent) string {
+	host, name := hosts.Split(c.String("label"))
+	if name != a.Name || host == "" || config.ValidDestination(host) != nil {
+		return a.Name
+	}
+	return termsafe.Text(host + ":" + name)
 }
 
 // detachKeys are the keys that detach: --detach-keys, else detach_keys in agt.toml, else Ctrl-\.
@@ -112,7 +126,8 @@ func attach(c *cli.Context, a *state.Agent, keys []byte) error {
 		if st.Reason != "" {
 			how += " (" + st.Reason + ")"
 		}
-		return fmt.Errorf("cannot attach to %s: it is %s, nothing runs on its terminal\nhint: 'agt logs %s' prints what it showed", a.Name, how, a.Name)
+		name := attachLabel(c, a)
+		return fmt.Errorf("cannot attach to %s: it is %s, nothing runs on its terminal\nhint: 'agt logs %s' prints what it showed", name, how, name)
 	}
 	in, out := int(os.Stdin.Fd()), os.Stdout
 	if !isTerminal(os.Stdin) {
@@ -177,13 +192,14 @@ func attach(c *cli.Context, a *state.Agent, keys []byte) error {
 	restore()
 	switch why {
 	case "detached":
-		fmt.Fprintf(c.App.ErrWriter, "agt: detached from %s, which runs on; 'agt attach %s' comes back\n", a.Name, a.Name)
+		name := attachLabel(c, a)
+		fmt.Fprintf(c.App.ErrWriter, "agt: detached from %s, which runs on; 'agt attach %s' comes back\n", name, name)
 		return nil
 	case "signal":
 		return c.Context.Err()
 	}
 	st := spawn.Observe(a)
-	fmt.Fprintf(c.App.ErrWriter, "agt: %s is %s%s\n", a.Name, st.State, map[bool]string{true: " (" + st.Reason + ")", false: ""}[st.Reason != ""])
+	fmt.Fprintf(c.App.ErrWriter, "agt: %s is %s%s\n", attachLabel(c, a), st.State, map[bool]string{true: " (" + st.Reason + ")", false: ""}[st.Reason != ""])
 	return exitWithAgent(c, []*state.Agent{a})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"sort"
 	"sync"
 	"time"
@@ -95,6 +94,8 @@ type hostFollower struct {
 	flags []string // tail's own flags, for the host's tail -f
 	// until, when set, ends the follow after the event for which it reports true.
 	until func(line []byte) bool
+	// sink, when set, takes each event instead of out (agt top's and agt serve's transcripts).
+	sink func(line []byte) error
 
 	mu   sync.Mutex
 	last map[string]map[string]int64 // host → agent → seq printed
@@ -117,10 +118,26 @@ func (f *hostFollower) print(line []byte) error {
 		}
 		f.last[host][agent] = seq
 	}
+	if f.sink != nil {
+		return f.sink(line)
+	}
 	if f.out.mode == modeTable {
 		line = relabel(line, qualified(host, agent))
 	}
 	return printEvent(f.out, line)
+}
+
+// resume makes the follower start the stream of agent of host after seq.
+func (f *hostFollower) resume(host, agent string, seq int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.last == nil {
+		f.last = map[string]map[string]int64{}
+	}
+	if f.last[host] == nil {
+		f.last[host] = map[string]int64{}
+	}
+	f.last[host][agent] = seq
 }
 
 // after is the --after flags that resume a place's stream where its events stopped.
@@ -186,7 +203,7 @@ func (f *hostFollower) follow(ctx context.Context, place hosts.Place, names []st
 		if got {
 			delay = reconnectMin // it had come back
 		}
-		wait := time.Duration(float64(delay) * (0.8 + 0.4*rand.Float64()))
+		wait := jittered(delay)
 		PrintError(f.errw, termsafe.Text(fmt.Sprintf("%s: %s; following again in %s", host, err.(*hosts.Unreachable).Reason, wait.Round(10*time.Millisecond))))
 		if err := hosts.Pause(ctx, wait); err != nil {
 			return err

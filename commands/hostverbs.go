@@ -56,6 +56,8 @@ var hostVerbs = map[string]hostVerb{
 	"spawn":            {names: 1, run: spawnOnHosts, spread: true},
 	"diff":             {names: -1, run: diffOnHosts},
 	"merge":            {names: 1},
+	"top":              {run: topOnHosts},
+	"serve":            {run: serveOnHosts},
 }
 
 // addHosts gives agt its --host: on agt itself and on each command of hostVerbs, whose action

@@ -12,6 +12,7 @@ import (
 
 	"agt/config"
 	"agt/hosts"
+	"agt/termsafe"
 )
 
 // The commands of one agent on a host that do more than pass NDJSON back: attach (a terminal
@@ -54,7 +55,15 @@ func attachOnPlace(c *cli.Context, place hosts.Place, name string) error {
 	if keys != "" {
 		args = append(args, "--detach-keys="+keys)
 	}
+	label := place.Name() + ":" + name
+	args = append(args, "--label="+label) // its hint after a detach: agt attach HOST:NAME
 	err := place.Run(c.Context, &hosts.Call{Args: append(args, name), Terminal: true})
+	if hosts.IsUnreachable(err) && c.Context.Err() == nil {
+		// No reconnection: a terminal that came back by itself would take keys meant for
+		// something else. The agent is unaffected.
+		printHostError(c.App.ErrWriter, place.Name(), err)
+		return cli.Exit(termsafe.Text(fmt.Sprintf("the link to %s dropped: %s runs on there, detached\nhint: 'agt attach %s' attaches again", place.Name(), label, label)), 1)
+	}
 	return passExit(c, place, err)
 }
 

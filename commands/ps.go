@@ -31,6 +31,7 @@ func psCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "state", Usage: "only agents in this `STATE` (repeatable)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print names only"},
 			jsonFlag(),
+			&cli.BoolFlag{Name: "watch", Hidden: true, Usage: "stream the rows as they change (what agt top asks of a host)"},
 			formatFlagOf("ps", append(viewFields(inPs), "waiting_for"), "{{.name}} {{.state}}"),
 		},
 		Action: runPs,
@@ -48,6 +49,9 @@ type psRow struct {
 }
 
 func runPs(c *cli.Context) error {
+	if c.Bool("watch") {
+		return runPsWatch(c)
+	}
 	states := map[string]bool{}
 	for _, s := range c.StringSlice("state") {
 		if !addStates(states, s) {

@@ -58,7 +58,14 @@ func serveCommand() *cli.Command {
 	}
 }
 
-func runServe(c *cli.Context) error {
+func runServe(c *cli.Context) error { return serveOn(c, nil) }
+
+// serveOnHosts is agt serve --host: the agents of every place of --host, each with its host.
+func serveOnHosts(c *cli.Context, plan *hostPlan) error { return serveOn(c, plan) }
+
+// serveOn serves the agents of the places of plan (nil: this machine's run directory alone).
+// The server's own files (its lock, token and certificate) are this machine's run directory's.
+func serveOn(c *cli.Context, plan *hostPlan) error {
 	if c.Args().Len() > 0 {
 		return usagef(c, "agt serve takes no NAME: it serves every agent")
 	}
@@ -110,8 +117,12 @@ func runServe(c *cli.Context) error {
 	}
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
+	f, err := newFleet(ctx, c, plan)
+	if err != nil {
+		return err
+	}
 	s := &server{
-		d: d, hub: newServeHub(ctx, d), auth: newServeAuth(token, useTLS), scheme: scheme,
+		d: d, hub: newServeHub(ctx, f), auth: newServeAuth(token, useTLS), scheme: scheme,
 		streams: make(chan struct{}, maxStreams), log: c.App.ErrWriter,
 	}
 	bound := ln.Addr().(*net.TCPAddr)
@@ -128,7 +139,15 @@ func runServe(c *cli.Context) error {
 	}
 	defer os.Remove(urlPath)
 
-	fmt.Fprintf(c.App.ErrWriter, "agt serve: %d agents of %s on %s (Ctrl-C stops)\n", len(s.hub.list()), d.Root, page)
+	what := fmt.Sprintf("%d agents of %s", len(s.hub.list()), d.Root)
+	if plan != nil {
+		var names []string
+		for _, src := range f.sources {
+			names = append(names, src.label())
+		}
+		what = "the agents of " + termsafe.Text(strings.Join(names, ", "))
+	}
+	fmt.Fprintf(c.App.ErrWriter, "agt serve: %s on %s (Ctrl-C stops)\n", what, page)
 	if useTLS {
 		how := "yours"
 		if made {

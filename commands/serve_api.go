@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
@@ -9,12 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/tidwall/gjson"
-
+	"agt/hosts"
 	"agt/spawn"
 	"agt/state"
 	"agt/termsafe"
@@ -222,13 +219,15 @@ type apiAgent struct {
 	Needs bool `json:"needs"`
 	Rank  int  `json:"rank"`
 	Gone  bool `json:"gone,omitempty"`
+	// Unreachable is why the agent's host cannot be reached now: the rest is what it said last.
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 func apiAgentOf(r *topRow) apiAgent {
 	return apiAgent{
 		Host: r.Host, Name: r.Name, Kind: r.Kind, State: r.State, Reason: r.Reason, Error: r.Error,
 		WaitingFor: r.Waiting, Waits: r.Waiting.Line(), Doing: r.Doing, Since: r.Since, CostUSD: r.CostUSD,
-		Dir: r.Workspace, Needs: r.needs(), Rank: r.rank(), Gone: r.Gone,
+		Dir: r.Workspace, Needs: r.needs(), Rank: r.rank(), Gone: r.Gone, Unreachable: r.Unreachable,
 	}
 }
 
@@ -305,16 +304,20 @@ func (s *server) openStream(w http.ResponseWriter) (release func(), ok bool) {
 // rowOf finds the agent the path names: NAME, or HOST:NAME.
 func (s *server) rowOf(w http.ResponseWriter, r *request) (topRow, bool) {
 	key := r.PathValue("name")
-	if !strings.Contains(key, ":") {
-		key = ":" + key
-	}
 	row, ok := s.hub.row(key)
 	if !ok {
 		host, name := splitKey(key)
-		if host == "" {
+		switch {
+		case host == "" || host == hosts.Local:
+			if s.hub.fleet.local == nil {
+				httpError(w, http.StatusNotFound, fmt.Sprintf("no agent %q: this agt serve shows the agents of --host, not this machine's", name))
+				return row, false
+			}
 			httpError(w, http.StatusNotFound, fmt.Sprintf("no agent %q: GET /api/agents lists them", name))
-		} else {
-			httpError(w, http.StatusNotFound, fmt.Sprintf("no agent %q on host %q: agt serve shows this machine's agents", name, host))
+		case s.hub.fleet.source(host) == nil:
+			httpError(w, http.StatusNotFound, fmt.Sprintf("no host %q here: agt serve --host %s shows its agents", host, host))
+		default:
+			httpError(w, http.StatusNotFound, fmt.Sprintf("no agent %q on host %q: GET /api/agents lists them", name, host))
 		}
 	}
 	return row, ok
@@ -327,7 +330,8 @@ func (s *server) agent(w http.ResponseWriter, r *request) {
 }
 
 // events sends an agent's events after a seq: NDJSON and done, or a stream that goes on.
-// ?view=1 sends each event as the page shows it (eventView) instead of as logged.
+// ?view=1 sends each event as the page shows it (eventView) instead of as logged. An agent of
+// a host has them from its host (hostEvents).
 func (s *server) events(w http.ResponseWriter, r *request) {
 	row, ok := s.rowOf(w, r)
 	if !ok {
@@ -338,7 +342,11 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 		httpError(w, http.StatusBadRequest, "after (or Last-Event-ID) wants a seq: a whole number, 0 or more")
 		return
 	}
-	a, err := s.hub.fleet.agent(&row)
+	if h := s.hub.fleet.hostOfRow(&row); h != nil {
+		s.hostEvents(w, r, h, row.Name, after)
+		return
+	}
+	a, err := s.hub.fleet.local.agent(&row)
 	if err != nil {
 		httpError(w, http.StatusNotFound, err.Error())
 		return
@@ -367,29 +375,7 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 		return
 	}
 	lines, c := p.lines, p.c
-	view := r.URL.Query().Get("view") == "1"
-	t := &transcript{}
-	last := max(after, 0)
-	// out turns a line of the log into what the client gets, nil for nothing (an event the
-	// view does not show), and skips what was sent already.
-	out := func(line []byte) (seq int64, b []byte) {
-		line = bytes.TrimSuffix(line, []byte{'\n'})
-		seq = gjson.GetBytes(line, "seq").Int()
-		if seq > 0 {
-			if seq <= last {
-				return 0, nil
-			}
-			last = seq
-		}
-		if !view {
-			return seq, roundCost(line)
-		}
-		if v, ok := t.view(line); ok {
-			b, _ = json.Marshal(v)
-			return seq, b
-		}
-		return seq, nil
-	}
+	es := &eventSender{view: r.URL.Query().Get("view") == "1", last: max(after, 0)}
 	if p.gapTo > 0 {
 		lines = append([][]byte{gapLine(a.Name, p.gapFrom, p.gapTo)}, lines...)
 	}
@@ -397,7 +383,7 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 		c.Close()
 		w.Header().Set("Content-Type", "application/x-ndjson")
 		for _, line := range lines {
-			if _, b := out(line); b != nil {
+			if _, b := es.out(line); b != nil {
 				w.Write(append(b, '\n'))
 			}
 		}
@@ -405,41 +391,26 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 	}
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
-	sse := startSSE(w)
-	if reset && sse.event("", "reset", []byte("{}")) != nil {
+	es.sse = startSSE(w)
+	if reset && es.sse.event("", "reset", []byte("{}")) != nil {
 		c.Close()
 		return
 	}
-	emit := func(line []byte) error {
-		seq, b := out(line)
-		id := ""
-		if seq > 0 {
-			id = strconv.FormatInt(seq, 10)
-		}
-		if b == nil {
-			if id == "" {
-				return nil
-			}
-			// Nothing to show, but the browser's last seq moves on: a reconnect starts past it.
-			return sse.comment("id: " + id + "\n\n")
-		}
-		return sse.event(id, "", b)
-	}
 	for _, line := range lines {
-		if err := emit(line); err != nil {
+		if err := es.emit(line); err != nil {
 			c.Close()
 			return
 		}
 	}
-	if sse.flush() != nil {
+	if es.sse.flush() != nil {
 		c.Close()
 		return
 	}
-	go sse.beat(ctx, stop)
-	state.FollowLogWoken(ctx, a.Path(state.EventsFile), c, wake, emit, func(from, to int64) error {
-		return emit(gapLine(a.Name, from, to))
+	go es.sse.beat(ctx, stop)
+	state.FollowLogWoken(ctx, a.Path(state.EventsFile), c, wake, es.emit, func(from, to int64) error {
+		return es.emit(gapLine(a.Name, from, to))
 	}, func() bool {
-		if sse.flush() != nil {
+		if es.sse.flush() != nil {
 			stop()
 		}
 		_, err := s.d.Agent(a.Name)
@@ -495,7 +466,7 @@ func (s *server) action(w http.ResponseWriter, r *request) {
 			return
 		}
 	}
-	said, err := act.run(r.Context(), s.hub.fleet, &row)
+	said, err := s.hub.fleet.act(r.Context(), act, &row)
 	if err != nil {
 		msg := firstLine(err.Error())
 		s.logf("%s: %s %s: %s", clientIP(r.Request), what, row.Name, msg)

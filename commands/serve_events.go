@@ -261,3 +261,51 @@ func lastSeq(r *http.Request) (seq int64, ok bool) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	return n, err == nil && n >= 0
 }
+
+// eventSender turns lines of an agent's log into what a client of /events gets: each event
+// once (after the last seq sent), as logged or (view) as the page shows it, and for a stream
+// as server-sent events whose id is the seq.
+type eventSender struct {
+	view bool
+	t    transcript
+	last int64 // the last seq sent
+	sse  *sseWriter
+}
+
+// out is what the client gets for a line, nil for nothing (an event the view does not show, or
+// one sent already), and the line's seq.
+func (es *eventSender) out(line []byte) (seq int64, b []byte) {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	seq = gjson.GetBytes(line, "seq").Int()
+	if seq > 0 {
+		if seq <= es.last {
+			return 0, nil
+		}
+		es.last = seq
+	}
+	if !es.view {
+		return seq, roundCost(line)
+	}
+	if v, ok := es.t.view(line); ok {
+		b, _ = json.Marshal(v)
+		return seq, b
+	}
+	return seq, nil
+}
+
+// emit sends a line to the stream.
+func (es *eventSender) emit(line []byte) error {
+	seq, b := es.out(line)
+	id := ""
+	if seq > 0 {
+		id = strconv.FormatInt(seq, 10)
+	}
+	if b == nil {
+		if id == "" {
+			return nil
+		}
+		// Nothing to show, but the browser's last seq moves on: a reconnect starts past it.
+		return es.sse.comment("id: " + id + "\n\n")
+	}
+	return es.sse.event(id, "", b)
+}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"agt/state"
+	"agt/hosts"
 )
 
 // serveHub is the server's one view of the fleet: top's model (localFleet, topRow) fed by the
@@ -13,7 +13,7 @@ import (
 // changed, and wakes the transcript streams of the agents whose logs grew. It never blocks on
 // a reader: each keeps a set of what changed and a signal, as the Watcher does.
 type serveHub struct {
-	fleet *localFleet
+	fleet *fleet
 
 	mu    sync.Mutex
 	rows  map[string]topRow // by key
@@ -28,29 +28,32 @@ type fleetSub struct {
 	all     bool
 }
 
-func newServeHub(ctx context.Context, d *state.Dir) *serveHub {
+func newServeHub(ctx context.Context, f *fleet) *serveHub {
 	h := &serveHub{
-		fleet: newLocalFleet(ctx, d), rows: map[string]topRow{},
+		fleet: f, rows: map[string]topRow{},
 		subs: map[*fleetSub]struct{}{}, wakes: map[string]map[chan struct{}]struct{}{},
 	}
-	for _, r := range h.fleet.all() {
+	for _, r := range f.rows() {
 		h.rows[r.key()] = r
 	}
-	go h.run(ctx)
+	go f.run(ctx, h.apply) // the Watcher's changes, gathered for topBatch as top does; each host's stream
 	return h
 }
 
-// run takes the Watcher's changes, gathered for topBatch as top does, until ctx ends.
-func (h *serveHub) run(ctx context.Context) { h.fleet.batches(ctx, h.apply) }
-
-// apply records new rows and tells the streams.
-func (h *serveHub) apply(rows []topRow, logged map[string]bool, all bool) {
+// apply records new rows of the source host and tells the streams.
+func (h *serveHub) apply(host string, rows []topRow, logged map[string]bool, all bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if all {
-		h.rows = make(map[string]topRow, len(rows))
+		for k, r := range h.rows {
+			if r.Host == host {
+				delete(h.rows, k)
+			}
+		}
 	}
-	if logged == nil {
+	// The transcript streams woken here are this machine's: a host's stream its own events.
+	here := h.fleet.local != nil && host == h.fleet.local.host
+	if logged == nil || !here {
 		logged = map[string]bool{}
 	}
 	keys := make([]string, 0, len(rows))
@@ -62,7 +65,9 @@ func (h *serveHub) apply(rows []topRow, logged map[string]bool, all bool) {
 		}
 		keys = append(keys, r.key())
 		// A status change may end a stream (the agent went): its follower looks.
-		logged[r.Name] = true
+		if here {
+			logged[r.Name] = true
+		}
 	}
 	if len(keys) > 0 || all {
 		for s := range h.subs {
@@ -76,7 +81,7 @@ func (h *serveHub) apply(rows []topRow, logged map[string]bool, all bool) {
 		}
 	}
 	for name, wakes := range h.wakes {
-		if all || logged[name] {
+		if all && here || logged[name] {
 			for w := range wakes {
 				poke(w)
 			}
@@ -103,12 +108,21 @@ func (h *serveHub) list() []topRow {
 	return rows
 }
 
-// row is the row of key (HOST:NAME, or :NAME here), and whether there is one.
+// row is the row of key (HOST:NAME; NAME, :NAME or local:NAME here), and whether there is one.
 func (h *serveHub) row(key string) (topRow, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	host, name := splitKey(key)
+	if host == "" || host == hosts.Local {
+		for _, k := range []string{":" + name, hosts.Local + ":" + name} {
+			if r, ok := h.rows[k]; ok {
+				return r, ok
+			}
+		}
+		return topRow{}, false
+	}
 	r, ok := h.rows[key]
-	return r, ok
+	return r, ok && r.Name != ""
 }
 
 // subscribe starts a fleet stream; cancel ends it.

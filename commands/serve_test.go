@@ -261,7 +261,7 @@ func TestServeHandler(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := &server{d: d, hub: newServeHub(ctx, d), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
+	s := &server{d: d, hub: newServeHub(ctx, fleetHere(ctx, d)), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
 		scheme: "http", hosts: loopbackHosts("127.0.0.1", 7480), streams: make(chan struct{}, 1), log: &strings.Builder{}}
 	h := s.handler()
 	do := func(method, target string, hdr map[string]string) *httptest.ResponseRecorder {
@@ -379,7 +379,7 @@ func TestServeEventStream(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := &server{d: d, hub: newServeHub(ctx, d), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
+	s := &server{d: d, hub: newServeHub(ctx, fleetHere(ctx, d)), auth: newServeAuth([]byte("token-0123456789-0123456789-0123456"), false),
 		scheme: "http", streams: make(chan struct{}, 4), log: &strings.Builder{}}
 	srv := httptest.NewServer(s.handler())
 	defer srv.Close()

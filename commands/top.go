@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/config"
+	"agt/state"
 )
 
 // homeDir is the user's home, which paths shown to people start with ~ for.
@@ -34,24 +35,34 @@ func topCommand() *cli.Command {
 	}
 }
 
-func runTop(c *cli.Context) error {
+func runTop(c *cli.Context) error { return topOn(c, nil) }
+
+// topOnHosts is agt top --host: the rows of every place of --host, with a HOST column.
+func topOnHosts(c *cli.Context, plan *hostPlan) error { return topOn(c, plan) }
+
+// topOn runs top over the places of plan (nil: this machine's run directory alone).
+func topOn(c *cli.Context, plan *hostPlan) error {
 	if c.Args().Len() > 0 {
 		return usagef(c, "agt top takes no NAME: it shows every agent")
 	}
 	if !isTerminal(os.Stdin) || !isTerminal(c.App.Writer) {
 		return errors.New("agt top needs a terminal\nhint: 'agt ps' lists agents, 'agt tail -f' follows them, in scripts")
 	}
-	d, err := openRunDir(c)
+	root, err := state.ResolveRoot(c.String("run-dir"))
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(c.Context)
 	defer cancel()
-	fleet := newLocalFleet(ctx, d)
-	m := newTopModel(ctx, fleet, d.Root, os.Getenv("NO_COLOR") == "")
+	f, err := newFleet(ctx, c, plan)
+	if err != nil {
+		return err
+	}
+	m := newTopModel(ctx, f, root, os.Getenv("NO_COLOR") == "")
 	m.bell = bellWanted()
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(c.App.Writer))
-	go feedTop(ctx, fleet, p)
+	m.send = p.Send
+	go feedTop(ctx, f, p)
 	_, err = p.Run()
 	if c.Context.Err() != nil {
 		return c.Context.Err() // a signal: main exits 128+N, the terminal restored
@@ -75,10 +86,10 @@ func bellWanted() bool {
 const topBatch = 50 * time.Millisecond
 
 // feedTop sends the program the rows that change, until ctx ends.
-func feedTop(ctx context.Context, f *localFleet, p *tea.Program) {
-	f.batches(ctx, func(rows []topRow, logged map[string]bool, all bool) {
+func feedTop(ctx context.Context, f *fleet, p *tea.Program) {
+	f.run(ctx, func(host string, rows []topRow, logged map[string]bool, all bool) {
 		if len(rows) > 0 || len(logged) > 0 || all {
-			p.Send(rowsMsg{rows: rows, logged: logged, all: all})
+			p.Send(rowsMsg{host: host, rows: rows, logged: logged, all: all})
 		}
 	})
 }

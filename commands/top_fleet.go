@@ -27,6 +27,9 @@ type topRow struct {
 	Workspace string
 	// Gone: the agent's record went (agt rm); the row goes with the next update.
 	Gone bool
+	// Unreachable is why its host cannot be reached now ("" while it can): the row is what
+	// the host said last. A host of which nothing is known yet has one such row, with no Name.
+	Unreachable string
 }
 
 // key names a row across sources.
@@ -41,6 +44,8 @@ func (r *topRow) needs() bool {
 // input), then those at work, then the ended.
 func (r *topRow) rank() int {
 	switch {
+	case r.Unreachable != "":
+		return 1
 	case r.Waiting != nil && (r.Waiting.Reason == stream.ReasonPermission || r.Waiting.Reason == stream.ReasonPlan):
 		return 0
 	case r.State == stream.Failed || r.State == stream.Lost:
@@ -69,9 +74,13 @@ func sortRows(rows []topRow) {
 
 // localFleet is the source of rows for the agents of one run directory, fed by one Watcher.
 type localFleet struct {
-	d *state.Dir
-	w *state.Watcher
+	d    *state.Dir
+	w    *state.Watcher
+	host string // the rows' Host: "" when no host is in play, else local
 }
+
+func (f *localFleet) label() string  { return f.host }
+func (f *localFleet) rows() []topRow { return f.all() }
 
 func newLocalFleet(ctx context.Context, d *state.Dir) *localFleet {
 	return &localFleet{d: d, w: d.Watch(ctx)}
@@ -111,11 +120,11 @@ func (f *localFleet) changed() (rows []topRow, logged map[string]bool, all bool)
 func (f *localFleet) row(name string) topRow {
 	a, err := f.d.Agent(name)
 	if err != nil {
-		return topRow{Name: name, Gone: true}
+		return topRow{Host: f.host, Name: name, Gone: true}
 	}
 	st := spawn.Observe(a)
 	r := topRow{
-		Name: name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error,
+		Host: f.host, Name: name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error,
 		Doing: st.Doing, Since: st.Since, Waiting: spawn.WaitingFor(a, st),
 	}
 	if st.CostUSD != nil {

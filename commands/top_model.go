@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -30,14 +31,21 @@ const (
 // Update changes it; View draws it (top_view.go). The actions run as commands off the loop.
 type topModel struct {
 	ctx   context.Context
-	fleet *localFleet
+	fleet *fleet
 	root  string // the run directory, for attach
+	// send hands the program a message from outside its loop (a host's transcript); nil in
+	// tests, which have no program.
+	send func(tea.Msg)
 
 	rows  []topRow       // sorted: those that need the user first
 	index map[string]int // row key → position in rows
 	sel   string         // the selected row's key: it stays selected as rows move
-	cur   int            // the selected row's position
-	off   int            // the first row shown
+	// moved: the user moved the selection, or acted on it. Until then it stays on the first
+	// row, the agent that needs them most, however the rows come (a host's, after this
+	// machine's).
+	moved bool
+	cur   int // the selected row's position
+	off   int // the first row shown
 
 	width, height int
 	color, bell   bool
@@ -49,29 +57,41 @@ type topModel struct {
 	input  []rune
 	status string // what the last action did, or why it failed
 
-	// The transcript view: whose, its lines (made safe), and how far up it is scrolled.
-	tname   string
+	// The transcript view: whose (its row's key), its lines (made safe), and how far up it is
+	// scrolled. An agent of a host has its events streamed (traw, the last transcriptMax of
+	// them) until the view closes (tstop).
+	tkey    string
 	tlines  []string
 	tscroll int
+	traw    [][]byte
+	tstop   context.CancelFunc
 }
 
 // Messages from outside the loop.
 type (
 	rowsMsg struct {
+		host   string // the source of the rows: their Host
 		rows   []topRow
-		all    bool            // rows is every row: those missing went
+		all    bool            // rows is every row of host: those missing went
 		logged map[string]bool // agents whose logs grew
 	}
 	actionMsg struct{ text string }
-	clockMsg  time.Time
+	// transcriptMsg brings events of a host's agent to its open transcript.
+	transcriptMsg struct {
+		key   string
+		lines [][]byte
+	}
+	clockMsg time.Time
 )
 
 // transcriptMax bounds the events the transcript view reads back.
 const transcriptMax = 500
 
-func newTopModel(ctx context.Context, f *localFleet, root string, color bool) *topModel {
+func newTopModel(ctx context.Context, f *fleet, root string, color bool) *topModel {
 	m := &topModel{ctx: ctx, fleet: f, root: root, color: color, index: map[string]int{}, width: 80, height: 24, now: time.Now()}
-	m.apply(rowsMsg{rows: f.all(), all: true})
+	if f.local != nil {
+		m.apply(rowsMsg{host: f.local.host, rows: f.rows(), all: true})
+	}
 	return m
 }
 
@@ -89,30 +109,27 @@ func (m *topModel) apply(msg rowsMsg) (bell bool) {
 	for _, r := range msg.rows {
 		byKey[r.key()] = r
 	}
-	var rows []topRow
-	if !msg.all {
-		rows = make([]topRow, 0, len(m.rows)+len(msg.rows))
-		for _, old := range m.rows {
-			if r, ok := byKey[old.key()]; ok {
-				delete(byKey, old.key())
-				if !r.Gone {
-					bell = bell || r.needs() && !old.needs()
-					rows = append(rows, r)
-				}
-				continue
+	rows := make([]topRow, 0, len(m.rows)+len(msg.rows))
+	for _, old := range m.rows {
+		if r, ok := byKey[old.key()]; ok {
+			delete(byKey, old.key())
+			if !r.Gone {
+				bell = bell || r.needs() && !old.needs()
+				rows = append(rows, r)
 			}
-			rows = append(rows, old)
+			continue
 		}
+		if msg.all && old.Host == msg.host {
+			continue // every row of its source came, and it was not among them
+		}
+		rows = append(rows, old)
 	}
 	for _, r := range msg.rows {
 		if _, left := byKey[r.key()]; !left || r.Gone {
 			continue
 		}
-		if i, ok := m.index[r.key()]; ok && msg.all {
-			bell = bell || r.needs() && !m.rows[i].needs()
-		} else if !ok {
-			bell = bell || r.needs() && !stream.IsFinal(r.State) && len(m.index) > 0
-		}
+		delete(byKey, r.key())
+		bell = bell || r.needs() && !stream.IsFinal(r.State) && len(m.index) > 0
 		rows = append(rows, r)
 	}
 	sortRows(rows)
@@ -121,8 +138,10 @@ func (m *topModel) apply(msg rowsMsg) (bell bool) {
 	for i := range rows {
 		m.index[rows[i].key()] = i
 	}
-	if i, ok := m.index[m.sel]; ok {
+	if i, ok := m.index[m.sel]; ok && m.moved {
 		m.cur = i
+	} else if !m.moved && len(rows) > 0 {
+		m.cur, m.sel = 0, rows[0].key()
 	} else {
 		m.cur = min(m.cur, len(rows)-1)
 		m.cur = max(m.cur, 0)
@@ -148,7 +167,7 @@ func (m *topModel) move(to int) {
 		return
 	}
 	m.cur = max(0, min(to, len(m.rows)-1))
-	m.sel = m.rows[m.cur].key()
+	m.sel, m.moved = m.rows[m.cur].key(), true
 	m.scrollToCursor()
 }
 
@@ -177,14 +196,24 @@ func (m *topModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tick()
 	case rowsMsg:
 		bell := m.apply(msg)
-		if m.view == viewTranscript && (msg.all || msg.logged[m.tname]) {
-			m.loadTranscript()
+		if host, name := splitKey(m.tkey); m.view == viewTranscript && host == msg.host {
+			if m.tstop != nil || msg.all || msg.logged[name] {
+				m.loadTranscript() // a host's: what it waits for may have changed
+			}
 		}
 		if bell && m.bell {
 			return m, tea.Raw("\a")
 		}
 	case actionMsg:
 		m.status = msg.text
+	case transcriptMsg:
+		if msg.key == m.tkey && m.tstop != nil {
+			m.traw = append(m.traw, msg.lines...)
+			if n := len(m.traw) - transcriptMax; n > 0 {
+				m.traw = append(m.traw[:0], m.traw[n:]...)
+			}
+			m.loadTranscript()
+		}
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	}
@@ -211,6 +240,7 @@ func (m *topModel) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		switch key {
 		case "q", "esc", "left", "h":
 			m.view = viewList
+			m.closeTranscript()
 			return m, nil
 		case "up", "k":
 			m.tscroll++
@@ -246,9 +276,8 @@ func (m *topModel) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "end", "G":
 		m.move(len(m.rows) - 1)
 	case "enter", "l", "right":
-		if r := m.selected(); r != nil {
-			m.view, m.tname, m.tscroll = viewTranscript, r.Name, 0
-			m.loadTranscript()
+		if r := m.selected(); r != nil && r.Name != "" {
+			m.openTranscript(r)
 		}
 	default:
 		return m.actionKey(key)
@@ -262,6 +291,8 @@ func (m *topModel) actionKey(key string) (tea.Model, tea.Cmd) {
 	if r == nil {
 		return m, nil
 	}
+	m.moved = true // what the user acts on stays selected
+
 	switch key {
 	case "a":
 		return m, m.act("approve")
@@ -275,7 +306,7 @@ func (m *topModel) actionKey(key string) (tea.Model, tea.Cmd) {
 	case "x":
 		m.back, m.view = m.view, viewConfirm
 	case "t":
-		return m, m.attach(r.Name)
+		return m, m.attach(r)
 	}
 	return m, nil
 }
@@ -311,7 +342,7 @@ func (m *topModel) act(what string) tea.Cmd {
 	if r == nil {
 		return nil
 	}
-	name, text := r.Name, string(m.input)
+	name, text := r.label(), string(m.input)
 	m.input = nil
 	ctx := m.ctx
 	f := m.fleet
@@ -324,7 +355,7 @@ func (m *topModel) act(what string) tea.Cmd {
 		if what == "send" && strings.TrimSpace(text) == "" {
 			return actionMsg{"nothing sent: the message was empty"}
 		}
-		res, err := act.run(ctx, f, &row)
+		res, err := f.act(ctx, act, &row)
 		if err != nil {
 			return actionMsg{fmt.Sprintf("%s %s: %s", what, name, firstLine(err.Error()))}
 		}
@@ -340,10 +371,16 @@ func (r *topRow) waitingID() string {
 	return r.Waiting.ID
 }
 
-// attach gives the terminal to agt attach NAME (the command itself, run from this very binary)
-// and takes it back when that ends: after a detach, or at once for an agent with no terminal.
-func (m *topModel) attach(name string) tea.Cmd {
+// attach gives the terminal to agt attach NAME (the command itself, run from this very binary;
+// HOST:NAME for an agent of a host, which it reaches with ssh -t) and takes it back when that
+// ends: after a detach, or at once for an agent with no terminal.
+func (m *topModel) attach(r *topRow) tea.Cmd {
+	name := r.Name
+	if m.fleet.hostOfRow(r) != nil {
+		name = r.Host + ":" + r.Name
+	}
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"agt", "--run-dir", m.root, "attach", name}}
+	name = r.label()
 	// What attach says (detached, how the agent ended, why it could not) goes to the status
 	// line, not onto the shell's screen under top's.
 	said := &lastLine{}
@@ -351,6 +388,8 @@ func (m *topModel) attach(name string) tea.Cmd {
 	return tea.ExecProcess(cmd, func(err error) tea.Msg {
 		var ee *exec.ExitError
 		switch {
+		case err == nil && said.String() == "":
+			return actionMsg{"back from " + name} // over ssh -t, what it said was on its terminal
 		case err == nil:
 			return actionMsg{"back from " + name + ": " + strings.TrimPrefix(said.String(), "agt: ")}
 		case errors.As(err, &ee):
@@ -360,12 +399,21 @@ func (m *topModel) attach(name string) tea.Cmd {
 	})
 }
 
-// loadTranscript reads back the last events of the transcript's agent and renders them, made
-// safe, one screen line each.
+// loadTranscript renders the transcript's agent's last events, made safe, one screen line
+// each: read back from its log here, or those its host sent.
 func (m *topModel) loadTranscript() {
-	a, err := m.fleet.d.Agent(m.tname)
+	host, name := splitKey(m.tkey)
+	if m.tstop != nil {
+		waiting := ""
+		if i, ok := m.index[m.tkey]; ok {
+			waiting = waitingText(m.rows[i].Waiting)
+		}
+		m.tlines = renderTranscript(m.traw, name, waiting)
+		return
+	}
+	a, err := m.fleet.local.d.Agent(name)
 	if err != nil {
-		m.tlines = []string{"(" + m.tname + " is gone)"}
+		m.tlines = []string{"(" + termsafe.Text(qualifiedKey(host, name)) + " is gone)"}
 		return
 	}
 	var lines [][]byte
@@ -373,22 +421,33 @@ func (m *topModel) loadTranscript() {
 		lines = append(lines, append([]byte(nil), line...))
 		return len(lines) < transcriptMax
 	})
-	t := &transcript{color: false, nameWidth: len(m.tname)}
+	slices.Reverse(lines)
+	m.tlines = renderTranscript(lines, name, waitingLineOf(a))
+}
+
+// renderTranscript renders events (oldest first) as the transcript view's lines, made safe;
+// waiting, when set, ends it.
+func renderTranscript(lines [][]byte, name, waiting string) []string {
+	t := &transcript{color: false, nameWidth: len(name)}
 	var b strings.Builder
-	for i := len(lines) - 1; i >= 0; i-- {
-		t.event(&b, lines[i])
+	for _, l := range lines {
+		t.event(&b, l)
 	}
-	if w := waitingLineOf(a); w != "" {
-		b.WriteString("→ " + w + "\n")
+	if waiting != "" {
+		b.WriteString("→ " + waiting + "\n")
 	}
 	text := strings.TrimRight(b.String(), "\n")
-	m.tlines = strings.Split(termsafe.Text(text), "\n")
+	return strings.Split(termsafe.Text(text), "\n")
 }
 
 // waitingLineOf is what the transcript ends with when a waits on a request: the keys that
 // answer it.
 func waitingLineOf(a *state.Agent) string {
-	w := spawn.WaitingFor(a, spawn.Observe(a))
+	return waitingText(spawn.WaitingFor(a, spawn.Observe(a)))
+}
+
+// waitingText is the transcript's last line for a request w, "" for none.
+func waitingText(w *spawn.Waiting) string {
 	if w == nil || w.ID == "" {
 		return ""
 	}

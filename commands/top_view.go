@@ -35,9 +35,9 @@ type topColumn struct {
 // topColumns are the list's columns, in order. WHAT takes what is left of the width.
 var topColumns = []topColumn{
 	{header: "HOST", min: 4, max: 16, drop: 5, cell: func(_ *topModel, r *topRow) string { return r.Host }},
-	{header: "NAME", min: 4, max: 24, cell: func(_ *topModel, r *topRow) string { return r.Name }},
+	{header: "NAME", min: 4, max: 24, cell: func(_ *topModel, r *topRow) string { return dash(r.Name) }},
 	{header: "KIND", min: 4, max: 10, drop: 3, cell: func(_ *topModel, r *topRow) string { return dash(r.Kind) }},
-	{header: "STATE", min: 5, max: 10, cell: func(_ *topModel, r *topRow) string { return r.State }},
+	{header: "STATE", min: 5, max: 11, cell: func(_ *topModel, r *topRow) string { return r.stateText() }},
 	{header: "WHAT", min: 16, cell: func(_ *topModel, r *topRow) string { return r.what() }},
 	{header: "FOR", min: 3, max: 5, drop: 2, cell: func(m *topModel, r *topRow) string { return since(r.Since, m.now) }},
 	{header: "COST", min: 4, max: 9, drop: 4, cell: func(_ *topModel, r *topRow) string { return costText(r.CostUSD) }},
@@ -48,6 +48,8 @@ var topColumns = []topColumn{
 // it is in its state.
 func (r *topRow) what() string {
 	switch {
+	case r.Unreachable != "":
+		return "host unreachable: " + r.Unreachable
 	case r.Waiting != nil:
 		return "? " + waitingLine(r.Waiting)
 	case r.Doing != "":
@@ -57,6 +59,18 @@ func (r *topRow) what() string {
 	}
 	return r.Reason
 }
+
+// stateText is the STATE column: the agent's, or unreachable while its host is.
+func (r *topRow) stateText() string {
+	if r.Unreachable != "" {
+		return hostUnreachable
+	}
+	return r.State
+}
+
+// hostUnreachable is the state top and serve show for the agents of a host that cannot be
+// reached: what the host said of them last is not known to hold.
+const hostUnreachable = "unreachable"
 
 // layout picks the columns that fit width and their widths.
 func (m *topModel) layout(width int) ([]topColumn, []int) {
@@ -140,8 +154,11 @@ func (m *topModel) paint(s lipgloss.Style, text string) string {
 // drawList writes the title, the header and the visible rows.
 func (m *topModel) drawList(b *strings.Builder) {
 	needs, running := 0, 0
+	down := map[string]bool{}
 	for i := range m.rows {
 		switch r := &m.rows[i]; {
+		case r.Unreachable != "":
+			down[r.Host] = true
 		case r.needs():
 			needs++
 		case r.State == stream.Running:
@@ -149,6 +166,9 @@ func (m *topModel) drawList(b *strings.Builder) {
 		}
 	}
 	title := fmt.Sprintf("agt top · %d agent%s · %d need%s you · %d running", len(m.rows), plural(len(m.rows)), needs, map[bool]string{true: "s", false: ""}[needs == 1], running)
+	if len(down) > 0 {
+		title += fmt.Sprintf(" · %d host%s unreachable", len(down), plural(len(down)))
+	}
 	b.WriteString(m.paint(styleTitle, fit(title, m.width)))
 	b.WriteByte('\n')
 	cols, widths := m.layout(m.width)
@@ -179,6 +199,8 @@ func (m *topModel) drawList(b *strings.Builder) {
 		switch {
 		case j == m.cur:
 			line = m.paint(styleSelected, line)
+		case r.Unreachable != "":
+			line = m.paint(styleFailed, line)
 		case r.needs() && r.State != stream.Failed && r.State != stream.Lost:
 			line = m.paint(styleNeeds, line)
 		case r.State == stream.Failed || r.State == stream.Lost:
@@ -196,7 +218,8 @@ func (m *topModel) drawList(b *strings.Builder) {
 // drawTranscript writes the title and the end of the agent's transcript, scrolled up by
 // tscroll lines.
 func (m *topModel) drawTranscript(b *strings.Builder) {
-	title := "agt top · " + m.tname + " · transcript (Esc back)"
+	host, name := splitKey(m.tkey)
+	title := "agt top · " + termsafe.Text(qualifiedKey(host, name)) + " · transcript (Esc back)"
 	b.WriteString(m.paint(styleTitle, fit(title, m.width)))
 	b.WriteByte('\n')
 	h := max(1, m.height-3)
@@ -215,7 +238,7 @@ func (m *topModel) bottom() string {
 	var status, keys string
 	name := ""
 	if r := m.selected(); r != nil {
-		name = r.Name
+		name = termsafe.Text(r.label())
 	}
 	switch m.view {
 	case viewPrompt:

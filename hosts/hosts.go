@@ -26,9 +26,10 @@ import (
 )
 
 // Protocol is the version of what one agt asks of another over a link: the global flags,
-// tail --after, version --json's fields. A host whose agt reports less is refused; raise it
-// when a local agt starts to rely on something an older remote one lacks.
-const Protocol = 1
+// tail --after, version --json's fields (1); ps --watch, tail --seqs, send's receipt, logs
+// --framed, attach --label (2). A host whose agt reports less is refused; raise it when a
+// local agt starts to rely on something an older remote one lacks.
+const Protocol = 2
 
 // Local is the name of this machine as a place (--host local, local:NAME).
 const Local = "local"

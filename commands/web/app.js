@@ -158,9 +158,10 @@ function renderList(all) {
     const link = el('a', 'agentlink');
     link.href = '#' + encodeURIComponent(keyOf(a));
     const row = el('div', 'row');
-    row.append(el('strong', 'name', keyOf(a)), el('span', 'badge ' + a.state, a.state));
+    const st = a.unreachable ? 'unreachable' : a.state;
+    row.append(el('strong', 'name', keyOf(a)), el('span', 'badge ' + st, st));
     link.append(row);
-    const what = a.waits || a.doing || a.error || a.reason;
+    const what = a.unreachable ? 'host unreachable: ' + a.unreachable : a.waits || a.doing || a.error || a.reason;
     if (what) link.append(el('p', a.waits ? 'waits' : 'dim', what));
     const meta = el('p', 'meta');
     const since = el('span', '', age(a.since));
@@ -181,8 +182,9 @@ function renderAgent(a) {
     $('ask').hidden = true;
     return;
   }
-  $('state').textContent = a.state + (a.reason ? ' (' + a.reason + ')' : '');
-  $('state').className = 'badge ' + a.state;
+  const st = a.unreachable ? 'unreachable' : a.state;
+  $('state').textContent = a.unreachable ? 'unreachable (' + a.unreachable + ')' : a.state + (a.reason ? ' (' + a.reason + ')' : '');
+  $('state').className = 'badge ' + st;
   $('doing').textContent = a.doing || a.error || '';
   const w = a.waiting_for;
   const asks = !!(w && w.id);

@@ -21,6 +21,10 @@ import (
 	"agt/termsafe"
 )
 
+// serveHostsWait bounds how long agt serve waits for its hosts' first rows before it prints
+// its link: the page then shows them as they come.
+const serveHostsWait = 15 * time.Second
+
 // defaultListen is where agt serve listens unless told: this machine only.
 const defaultListen = "127.0.0.1:7480"
 
@@ -124,6 +128,14 @@ func serveOn(c *cli.Context, plan *hostPlan) error {
 	s := &server{
 		d: d, hub: newServeHub(ctx, f), auth: newServeAuth(token, useTLS), scheme: scheme,
 		streams: make(chan struct{}, maxStreams), log: c.App.ErrWriter,
+	}
+	// The link goes out once the page can list every host's agents (or say it cannot reach
+	// one), unless a host takes longer than a handshake should.
+	select {
+	case <-s.hub.heard:
+	case <-time.After(serveHostsWait):
+	case <-ctx.Done():
+		return c.Context.Err()
 	}
 	bound := ln.Addr().(*net.TCPAddr)
 	if isLoopback(host) {

@@ -267,7 +267,7 @@ func (s *server) agents(w http.ResponseWriter, r *request) {
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	sse := startSSE(w)
-	go sse.beat(ctx, stop)
+	defer sse.beating(ctx, stop)()
 	send := func(rows []topRow, all bool) error {
 		b, _ := json.Marshal(fleetMsg{All: all, Agents: apiAgents(rows)})
 		if err := sse.event("", "agents", b); err != nil {
@@ -406,7 +406,7 @@ func (s *server) events(w http.ResponseWriter, r *request) {
 		c.Close()
 		return
 	}
-	go es.sse.beat(ctx, stop)
+	defer es.sse.beating(ctx, stop)()
 	state.FollowLogWoken(ctx, a.Path(state.EventsFile), c, wake, es.emit, func(from, to int64) error {
 		return es.emit(gapLine(a.Name, from, to))
 	}, func() bool {

@@ -224,6 +224,20 @@ func (s *sseWriter) flush() error {
 	return s.rc.Flush()
 }
 
+// beating starts beat, and returns what stops it and waits for it to end: a handler that
+// returns while its heartbeat may still write races the server's own end of the answer.
+func (s *sseWriter) beating(ctx context.Context, cancel context.CancelFunc) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.beat(ctx, cancel)
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
 // beat writes a comment every sseBeat until ctx ends; a failed write cancels the stream.
 func (s *sseWriter) beat(ctx context.Context, cancel context.CancelFunc) {
 	t := time.NewTicker(sseBeat)

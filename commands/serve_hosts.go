@@ -56,7 +56,7 @@ func (s *server) hostEvents(w http.ResponseWriter, r *request, h *hostFleet, nam
 	if es.sse.flush() != nil {
 		return
 	}
-	go es.sse.beat(ctx, stop)
+	defer es.sse.beating(ctx, stop)()
 	fl.sink = func(line []byte) error {
 		err := es.emit(line)
 		if err == nil {

@@ -15,6 +15,10 @@ import (
 type serveHub struct {
 	fleet *fleet
 
+	// heard closes once every source has told its rows (or that it cannot be reached).
+	heard   chan struct{}
+	unheard map[string]bool
+
 	mu    sync.Mutex
 	rows  map[string]topRow // by key
 	subs  map[*fleetSub]struct{}
@@ -30,8 +34,16 @@ type fleetSub struct {
 
 func newServeHub(ctx context.Context, f *fleet) *serveHub {
 	h := &serveHub{
-		fleet: f, rows: map[string]topRow{},
+		fleet: f, rows: map[string]topRow{}, heard: make(chan struct{}), unheard: map[string]bool{},
 		subs: map[*fleetSub]struct{}{}, wakes: map[string]map[chan struct{}]struct{}{},
+	}
+	for _, src := range f.sources {
+		if _, here := src.(*localFleet); !here {
+			h.unheard[src.label()] = true
+		}
+	}
+	if len(h.unheard) == 0 {
+		close(h.heard)
 	}
 	for _, r := range f.rows() {
 		h.rows[r.key()] = r
@@ -48,6 +60,12 @@ func (h *serveHub) apply(host string, rows []topRow, logged map[string]bool, all
 		for k, r := range h.rows {
 			if r.Host == host {
 				delete(h.rows, k)
+			}
+		}
+		if h.unheard[host] {
+			delete(h.unheard, host)
+			if len(h.unheard) == 0 {
+				close(h.heard)
 			}
 		}
 	}

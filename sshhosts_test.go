@@ -287,7 +287,7 @@ func run(prog string, args ...string) error {
 // user's ~/.ssh/config, through an ssh on PATH that reads it and logs its arguments to
 // $WORK/ssh.argv), and [hosts] in agt's user config naming h1 and h2, each with a run directory of this
 // script's ($WORK/h1, $WORK/h2); down is a destination only. A file $WORK/down-h1 makes ssh
-// fail to reach h1 while it exists. What runs on the hosts carries the script's marker, so the
+// fail to reach h1 while it exists; $WORK/hold-follow holds the connections of tail --follow. What runs on the hosts carries the script's marker, so the
 // script's cleanup ends it.
 func setupHostScript(env *testscript.Env, marker string) error {
 	if !strings.HasPrefix(filepath.Base(env.WorkDir), "script-host_") {
@@ -327,10 +327,12 @@ func setupHostScript(env *testscript.Env, marker string) error {
 		return err
 	}
 	// A script takes a host down by creating $WORK/down-HOST: ssh then fails to reach it, as
-	// it would a host whose network went.
-	wrapper := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %s\n"+
-		"for h in h1 h2; do case \" $* \" in *\" -- $h \"*) if [ -e %s/down-$h ]; then echo \"ssh: connect to host $h port 22: Connection refused\" >&2; exit 255; fi;; esac; done\n"+
-		"exec %s -F %s \"$@\"\n",
+	// it would a host whose network went. While $WORK/hold-follow exists, the connection of a
+	// tail --follow waits before it opens, as a slow handshake would.
+	wrapper := fmt.Sprintf("#!/bin/sh\nprintf '%%s\\n' \"$*\" >> %[1]s\n"+
+		"for h in h1 h2; do case \" $* \" in *\" -- $h \"*) if [ -e %[2]s/down-$h ]; then echo \"ssh: connect to host $h port 22: Connection refused\" >&2; exit 255; fi;; esac; done\n"+
+		"case \" $* \" in *\" tail --follow \"*) while [ -e %[2]s/hold-follow ]; do sleep 0.01; done;; esac\n"+
+		"exec %[3]s -F %[4]s \"$@\"\n",
 		filepath.Join(work, "ssh.argv"), work, ssh, filepath.Join(sshDir, "config"))
 	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(wrapper), 0o755); err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/hosts"
+	"agt/state"
 	"agt/stream"
 	"agt/termsafe"
 )
@@ -29,13 +30,23 @@ func tailOnHosts(c *cli.Context, plan *hostPlan) error {
 	if err != nil {
 		return err
 	}
+	mode := []string{"--json"}
+	if c.Bool("follow") {
+		mode = append(mode, "--seqs") // where each log stands: the follow goes on from there
+	}
 	outs := runEach(c.Context, c.App.ErrWriter, plan.groups, true, func(i int) *hosts.Call {
-		return &hosts.Call{Args: joinArgs(c, flags, []string{"--json"}, plan.groups[i].names)}
+		return &hosts.Call{Args: joinArgs(c, flags, mode, plan.groups[i].names)}
 	})
-	var past [][]byte
+	var past, marks [][]byte
 	order := map[string]int{}
 	for i, o := range outs {
-		past = append(past, o.lines...)
+		for _, l := range o.lines {
+			if isSeqMark(l) {
+				marks = append(marks, l) // taken in after the events they follow
+			} else {
+				past = append(past, l)
+			}
+		}
 		order[o.place.Name()] = i
 	}
 	sort.SliceStable(past, func(i, j int) bool {
@@ -52,8 +63,8 @@ func tailOnHosts(c *cli.Context, plan *hostPlan) error {
 		}
 		out.view = newTranscript(out, labels) // what agents say starts in one column
 	}
-	fl := &hostFollower{out: out, errw: c.App.ErrWriter, flags: flags}
-	for _, line := range past {
+	fl := &hostFollower{out: out, errw: c.App.ErrWriter, flags: flags, everyAgent: c.Bool("follow")}
+	for _, line := range append(past, marks...) {
 		if err := fl.print(line); err != nil {
 			return err
 		}
@@ -96,6 +107,10 @@ type hostFollower struct {
 	until func(line []byte) bool
 	// sink, when set, takes each event instead of out (agt top's and agt serve's transcripts).
 	sink func(line []byte) error
+	// everyAgent: the places were asked where each agent's log stood (tail --seqs), so a
+	// stream resumes every agent it knows after its seq and shows the others whole: an agent
+	// that came after the asking has nothing the user saw.
+	everyAgent bool
 
 	mu   sync.Mutex
 	last map[string]map[string]int64 // host → agent → seq printed
@@ -112,6 +127,14 @@ func (f *hostFollower) print(line []byte) error {
 	if f.last[host] == nil {
 		f.last[host] = map[string]int64{}
 	}
+	if isSeqMark(line) {
+		// Where the agent's log stood when the place was asked (tail --seqs): what follows
+		// it is new, even when -n showed none of what came before.
+		if state.ValidateName(agent) == nil {
+			f.last[host][agent] = max(f.last[host][agent], gjson.GetBytes(line, "last_seq").Int())
+		}
+		return nil
+	}
 	if seq > 0 {
 		if seq <= f.last[host][agent] {
 			return nil // printed before the link broke
@@ -125,6 +148,11 @@ func (f *hostFollower) print(line []byte) error {
 		line = relabel(line, qualified(host, agent))
 	}
 	return printEvent(f.out, line)
+}
+
+// isSeqMark tells tail --seqs's closing lines, where an agent's log stood, from events.
+func isSeqMark(line []byte) bool {
+	return gjson.GetBytes(line, "last_seq").Exists() && !gjson.GetBytes(line, "type").Exists()
 }
 
 // resume makes the follower start the stream of agent of host after seq.
@@ -149,6 +177,9 @@ func (f *hostFollower) after(host string) []string {
 		out = append(out, fmt.Sprintf("--after=%s=%d", agent, seq))
 	}
 	sort.Strings(out)
+	if f.everyAgent {
+		out = append([]string{"--after=0"}, out...)
+	}
 	return out
 }
 

@@ -46,6 +46,7 @@ func tailCommand() *cli.Command {
 			&cli.StringFlag{Name: "since", Usage: "only events newer than a `DURATION` ago or an RFC 3339 TIME"},
 			&cli.StringSliceFlag{Name: "after", Usage: "only events after `SEQ` (every agent named), or NAME=SEQ (repeatable): resumes where a reader left off; -n does not limit such an agent's"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only events of these `TYPE`s (comma-separated, repeatable): " + strings.Join(eventTypes, ", ")},
+			&cli.BoolFlag{Name: "seqs", Hidden: true, Usage: "after the events, each agent's last seq (what agt asks of a host before it follows)"},
 			jsonFlag(),
 			formatFlag("tail", stream.Event{}, "{{.agent}} {{.type}}"),
 		},
@@ -109,11 +110,16 @@ func runTail(c *cli.Context) error {
 	}
 	bw := bufio.NewWriterSize(out.w, 64<<10)
 	out.w = bw
-	cursors, _, err := printPast(out, agents, f)
+	cursors, lastSeqs, err := printPast(out, agents, f)
 	if err != nil {
 		return err
 	}
 	closeAll(cursors)
+	if c.Bool("seqs") && out.mode == modeJSON {
+		for i, a := range agents {
+			fmt.Fprintf(bw, "{\"agent\":%s,\"last_seq\":%d}\n", stream.AppendString(nil, a.Name), lastSeqs[i])
+		}
+	}
 	return bw.Flush()
 }
 

@@ -30,6 +30,9 @@ type hostVerb struct {
 	// stream: it may take as long as an agent does (wait): a connection of its own, not one
 	// of the host's few shared sessions.
 	stream bool
+	// flagOnly: only a --host on the command line moves it, not $AGT_HOST (version: agt
+	// asks a host's agt its version with no --host, whatever that host's shell exports).
+	flagOnly bool
 }
 
 // hostVerbs are the commands that run across hosts, by their path.
@@ -58,6 +61,7 @@ var hostVerbs = map[string]hostVerb{
 	"merge":            {names: 1},
 	"top":              {run: topOnHosts},
 	"serve":            {run: serveOnHosts},
+	"version":          {flagOnly: true},
 }
 
 // addHosts gives agt its --host: on agt itself and on each command of hostVerbs, whose action
@@ -82,6 +86,8 @@ func addHosts(app *cli.App) {
 			if v, ok := hostVerbs[p]; ok && cmd.Action != nil {
 				cmd.Flags = append(cmd.Flags, hostFlag())
 				cmd.Action = onHosts(v, cmd.Action)
+			} else if cmd.Action != nil {
+				cmd.Action = hereOnly(p, cmd.Action)
 			}
 			wrap(p, cmd.Subcommands)
 		}
@@ -92,6 +98,9 @@ func addHosts(app *cli.App) {
 // onHosts is a command's action that runs it on the hosts when they are in play.
 func onHosts(v hostVerb, here cli.ActionFunc) cli.ActionFunc {
 	return func(c *cli.Context) error {
+		if v.flagOnly && hostsArg(c) == os.Getenv("AGT_HOST") {
+			return here(c)
+		}
 		plan, err := planHosts(c, c.Args().Slice(), v.names, v.spread)
 		if err != nil || plan == nil {
 			if err != nil {
@@ -104,6 +113,21 @@ func onHosts(v hostVerb, here cli.ActionFunc) cli.ActionFunc {
 			return v.run(c, plan)
 		}
 		return runVerb(c, plan, v)
+	}
+}
+
+// hereOnly is the action of a command that runs on this machine only: agt's --host given to
+// it on the command line is refused, not ignored. $AGT_HOST is a default for the commands
+// that take a host, and these run here whatever it says.
+func hereOnly(path string, here cli.ActionFunc) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		if arg := hostsArg(c); arg != "" && arg != hosts.Local && arg != os.Getenv("AGT_HOST") {
+			if strings.HasPrefix(path, "hosts") {
+				return usagef(c, "--host %s: name the hosts as arguments, as in agt %s %s", arg, path, strings.ReplaceAll(arg, ",", " "))
+			}
+			return usagef(c, "--host %s: agt %s runs on this machine only; on a host, run ssh HOST agt %s", arg, path, path)
+		}
+		return here(c)
 	}
 }
 

@@ -80,12 +80,15 @@ func versionCommand(info buildInfo) *cli.Command {
 	return &cli.Command{
 		Name:  "version",
 		Usage: "print agt's version and the revision it was built from",
-		UsageText: "agt version [--json]\n\n" +
+		UsageText: "agt version [--json] [--host HOST]\n\n" +
 			"Prints the version (set at link time, else the module version, else devel), the VCS\n" +
-			"revision and whether the working copy had changes, and the Go version.\n\n" +
+			"revision and whether the working copy had changes, and the Go version. With --host,\n" +
+			"each host's agt answers (NDJSON with a host field when piped); $AGT_HOST does not\n" +
+			"move it.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt version\n" +
 			"   agt --version\n" +
+			"   agt version --host all --json\n" +
 			"   agt version --json | jq -r .revision",
 		Flags: []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {

@@ -300,7 +300,7 @@ func stopOnPlace(c *cli.Context, place hosts.Place, name string) error {
 
 // exitOnPlace ends spawn --wait with the agent's exit code, as the host's agt wait gives it.
 func exitOnPlace(c *cli.Context, place hosts.Place, name string) error {
-	err := place.Run(c.Context, &hosts.Call{Args: []string{"wait", "--json", name}, Stdout: new(bytes.Buffer),
+	err := againPlace{Place: place, errw: c.App.ErrWriter}.Run(c.Context, &hosts.Call{Args: []string{"wait", "--json", name}, Stdout: new(bytes.Buffer),
 		Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: place.Name()}})
 	return passExit(c, place, err)
 }

@@ -33,6 +33,8 @@ type hostVerb struct {
 	// flagOnly: only a --host on the command line moves it, not $AGT_HOST (version: agt
 	// asks a host's agt its version with no --host, whatever that host's shell exports).
 	flagOnly bool
+	// again: it asks for what the host keeps (wait), so a link that drops is asked again.
+	again bool
 }
 
 // hostVerbs are the commands that run across hosts, by their path.
@@ -47,7 +49,7 @@ var hostVerbs = map[string]hostVerb{
 	"stop":             {names: -1},
 	"rm":               {names: -1},
 	"restart":          {names: -1},
-	"wait":             {names: -1, stream: true},
+	"wait":             {names: -1, stream: true, again: true},
 	"inspect":          {names: -1},
 	"approve":          {names: 1},
 	"deny":             {names: 1},
@@ -156,6 +158,11 @@ func runVerb(c *cli.Context, plan *hostPlan, v hostVerb) error {
 		mode = nil
 		if lookupFlag(c.Command, "format") != nil {
 			mode = []string{"--format=table"}
+		}
+	}
+	if v.again {
+		for i := range plan.groups {
+			plan.groups[i].place = againPlace{Place: plan.groups[i].place, errw: c.App.ErrWriter}
 		}
 	}
 	outs := runEach(c.Context, c.App.ErrWriter, plan.groups, !human, func(i int) *hosts.Call {

@@ -196,13 +196,9 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 	<-stopped
 	switch {
 	case err != nil || c.Context.Err() != nil:
-	case turn != nil && turn.asks != "":
-		q := qualified(place.Name(), name)
-		err = cli.Exit(fmt.Sprintf("%s waits for you (%s)\nhint: 'agt permissions %s' shows what it asks; 'agt approve %s' or 'agt deny %s' answers",
-			q, turn.asks, q, q, q), exitNeedsYou)
-	case turn != nil && turn.done && !turn.ok:
-		err = errTurnFailed
-	case turn == nil || !turn.done:
+	case turn != nil && turn.done:
+		err = turn.exit(qualified(place.Name(), name))
+	default:
 		err = exitOnPlace(c, place, name) // it ended (before its turn did, for a conversation)
 	}
 	if stopErr != nil {
@@ -227,19 +223,40 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 type firstTurn struct {
 	done, ok bool
 	asks     string
+	skip     int // results of turns before it still to come (send --queue)
 }
 
 func (t *firstTurn) ends(line []byte) bool {
+	if t.done {
+		return true
+	}
 	switch gjson.GetBytes(line, "type").Str {
 	case "state":
 		why := gjson.GetBytes(line, "reason").Str
-		if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) {
+		if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) && t.skip == 0 {
 			t.asks, t.done = why, true
 		}
 	case "result":
+		if t.skip > 0 {
+			t.skip--
+			return false
+		}
 		t.ok, t.done = gjson.GetBytes(line, "ok").Bool(), true
 	}
 	return t.done
+}
+
+// exit is how a turn that came to its end ends the command: nil for an ok result, exit 1 for
+// a failed one, exitNeedsYou with a hint when it stopped to ask q's user.
+func (t *firstTurn) exit(q string) error {
+	switch {
+	case t.asks != "":
+		return cli.Exit(fmt.Sprintf("%s waits for you (%s)\nhint: 'agt permissions %s' shows what it asks; 'agt approve %s' or 'agt deny %s' answers",
+			q, t.asks, q, q, q), exitNeedsYou)
+	case !t.ok:
+		return errTurnFailed
+	}
+	return nil
 }
 
 // conversationOnPlace asks the host whether its agent takes turns.

@@ -104,6 +104,10 @@ func sendOnHosts(c *cli.Context, plan *hostPlan) error {
 		out.view = newTranscript(out, []string{qualified(place.Name(), name)})
 	}
 	fl := &hostFollower{out: out, errw: c.App.ErrWriter}
+	if c.Bool("wait") && !c.Bool("keys") {
+		call.Args = append([]string{call.Args[0], "--seqs"}, call.Args[1:]...)
+		return sendWaitOnPlace(c, fl, place, name, call)
+	}
 	lw := &lineWriter{fn: func(line []byte) error {
 		if t := tagHost(line, place.Name()); t != nil {
 			return fl.print(t)

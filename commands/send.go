@@ -40,6 +40,7 @@ func sendCommand() *cli.Command {
 			&cli.BoolFlag{Name: "wait", Usage: "print the turn's events and exit with how it ended"},
 			&cli.BoolFlag{Name: "queue", Usage: "deliver it when the running turn ends instead of refusing"},
 			&cli.BoolFlag{Name: "keys", Usage: "type KEYS into a terminal agent (spawn --tty), <Enter> and the like for keys"},
+			&cli.BoolFlag{Name: "seqs", Hidden: true, Usage: "with --wait, first where the agent's log stood when the message was taken (what agt asks of a host)"},
 			jsonFlag(),
 		},
 		Action: runSend,
@@ -94,6 +95,10 @@ func runSend(c *cli.Context) error {
 	skip := 0
 	if r.Queued {
 		skip = 1 // the running turn's result comes first
+	}
+	if c.Bool("seqs") && out.mode == modeJSON {
+		// The agt that sent it over a link resumes the turn from here if the link drops.
+		fmt.Fprintf(out.w, "{\"agent\":%s,\"last_seq\":%d,\"skip\":%d}\n", stream.AppendString(nil, a.Name), r.Seq, skip)
 	}
 	out.status = startStatus(c.App.ErrWriter, func() string { return "waiting for the turn of " + stateLine(a) })
 	defer out.status.stop()

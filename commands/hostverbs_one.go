@@ -133,6 +133,9 @@ func logsOnHosts(c *cli.Context, plan *hostPlan) error {
 	if err != nil {
 		return err
 	}
+	if c.Bool("follow") {
+		return logsFollowOnPlace(c, place, joinArgs(c, flags, []string{name})[1:])
+	}
 	err = place.Run(c.Context, &hosts.Call{Args: joinArgs(c, flags, []string{name}), Stream: c.Bool("follow"),
 		Stdout: c.App.Writer, Stderr: &hostDiagnostics{w: c.App.ErrWriter, host: place.Name()}})
 	return passExit(c, place, err)

@@ -2,7 +2,6 @@ package commands
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +35,8 @@ func logsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new output until the agent ends"},
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` lines (0: none, only new ones with -f)", DefaultText: "all"},
 			&cli.BoolFlag{Name: "stderr", Usage: "print what it wrote to stderr instead"},
+			&cli.BoolFlag{Name: "mark", Hidden: true, Usage: "say on stderr where what it prints starts (what agt asks of a host)"},
+			&cli.StringFlag{Name: "resume", Hidden: true, Usage: "go on from `INODE:OFFSET:BYTES`: BYTES after where a marked print started"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
@@ -61,9 +62,22 @@ func logsCommand() *cli.Command {
 			}
 			path := a.Path(file)
 			w := bufio.NewWriterSize(c.App.Writer, 64<<10)
-			f, err := printRaw(w, path, last)
+			var f *os.File
+			var start rawPos
+			if r := c.String("resume"); r != "" {
+				from, skip, err := parseResume(r)
+				if err != nil {
+					return usagef(c, "%v", err)
+				}
+				f, err = printResumed(w, c.App.ErrWriter, path, from, skip)
+			} else {
+				f, start, err = printRaw(w, path, last)
+			}
 			if err != nil {
 				return err
+			}
+			if c.Bool("mark") && c.String("resume") == "" {
+				fmt.Fprintf(c.App.ErrWriter, "%s%s\n", logsMark, start)
 			}
 			if err := w.Flush(); err != nil || !c.Bool("follow") {
 				if f != nil {
@@ -95,11 +109,12 @@ func openRaw(path string) (*os.File, error) {
 }
 
 // printRaw writes the rotated log and then the current one, or their last n lines when n >= 0,
-// and returns the current one, open at its end, for a follower (nil when there is none yet).
-func printRaw(w io.Writer, path string, n int) (*os.File, error) {
+// and returns the current one, open at its end, for a follower (nil when there is none yet),
+// and where what it wrote starts.
+func printRaw(w io.Writer, path string, n int) (*os.File, rawPos, error) {
 	cur, err := openRaw(path)
 	if err != nil {
-		return nil, err
+		return nil, rawPos{}, err
 	}
 	var files []*os.File
 	if old, err := openRaw(path + state.RotatedSuffix); err == nil && old != nil {
@@ -110,36 +125,57 @@ func printRaw(w io.Writer, path string, n int) (*os.File, error) {
 		files = append(files, cur)
 	}
 	if n < 0 {
+		var start rawPos
+		if len(files) > 0 {
+			start.ino = inodeOf(files[0])
+		}
 		for _, f := range files {
 			if _, err := io.Copy(w, f); err != nil {
-				return cur, err
+				return cur, start, err
 			}
 		}
-		return cur, nil
+		return cur, start, nil
 	}
-	lines := lastN[[]byte]{max: n}
+	type line struct {
+		b  []byte
+		at rawPos
+	}
+	lines := lastN[line]{max: n}
 	for _, f := range files {
 		r := bufio.NewReaderSize(f, 64<<10)
+		at := rawPos{ino: inodeOf(f)}
 		for n > 0 {
-			line, err := r.ReadBytes('\n')
-			if len(line) > 0 {
-				lines.add(line)
+			b, err := r.ReadBytes('\n')
+			if len(b) > 0 {
+				lines.add(line{b, at})
+				at.off += int64(len(b))
 			}
 			if err == io.EOF {
 				break
 			}
 			if err != nil {
-				return cur, err
+				return cur, rawPos{}, err
 			}
 		}
 	}
+	start := rawPos{ino: inodeOf(cur)} // nothing kept: what comes next
 	if cur != nil {
-		if _, err := cur.Seek(0, io.SeekEnd); err != nil {
-			return cur, err
+		end, err := cur.Seek(0, io.SeekEnd)
+		if err != nil {
+			return cur, start, err
+		}
+		start.off = end
+	}
+	kept := lines.list()
+	if len(kept) > 0 {
+		start = kept[0].at
+	}
+	for _, l := range kept {
+		if _, err := w.Write(l.b); err != nil {
+			return cur, start, err
 		}
 	}
-	_, err = w.Write(bytes.Join(lines.list(), nil))
-	return cur, err
+	return cur, start, nil
 }
 
 // followRaw prints what is appended to the log at path, held open as f, until the agent ends

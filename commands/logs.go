@@ -35,8 +35,8 @@ func logsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new output until the agent ends"},
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` lines (0: none, only new ones with -f)", DefaultText: "all"},
 			&cli.BoolFlag{Name: "stderr", Usage: "print what it wrote to stderr instead"},
-			&cli.BoolFlag{Name: "mark", Hidden: true, Usage: "say on stderr where what it prints starts (what agt asks of a host)"},
-			&cli.StringFlag{Name: "resume", Hidden: true, Usage: "go on from `INODE:OFFSET:BYTES`: BYTES after where a marked print started"},
+			&cli.BoolFlag{Name: "mark", Hidden: true, Usage: "a first line that says where what it prints starts (what agt asks of a host)"},
+			&cli.StringFlag{Name: "resume", Hidden: true, Usage: "go on from `INODE:BORN:OFFSET:BYTES`: BYTES after where a marked print started"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
@@ -62,22 +62,23 @@ func logsCommand() *cli.Command {
 			}
 			path := a.Path(file)
 			w := bufio.NewWriterSize(c.App.Writer, 64<<10)
+			// --mark: the first line says where what follows starts (see logsresume.go).
+			before := func(rawPos, int64) {}
+			if c.Bool("mark") {
+				before = func(p rawPos, skip int64) { fmt.Fprintf(w, "%s%s:%d\n", logsMark, p, skip) }
+			}
 			var f *os.File
-			var start rawPos
 			if r := c.String("resume"); r != "" {
 				from, skip, err := parseResume(r)
 				if err != nil {
 					return usagef(c, "%v", err)
 				}
-				f, err = printResumed(w, c.App.ErrWriter, path, from, skip)
+				f, err = printResumed(w, c.App.ErrWriter, path, from, skip, before)
 			} else {
-				f, start, err = printRaw(w, path, last)
+				f, err = printRaw(w, path, last, before)
 			}
 			if err != nil {
 				return err
-			}
-			if c.Bool("mark") && c.String("resume") == "" {
-				fmt.Fprintf(c.App.ErrWriter, "%s%s\n", logsMark, start)
 			}
 			if err := w.Flush(); err != nil || !c.Bool("follow") {
 				if f != nil {
@@ -109,12 +110,12 @@ func openRaw(path string) (*os.File, error) {
 }
 
 // printRaw writes the rotated log and then the current one, or their last n lines when n >= 0,
-// and returns the current one, open at its end, for a follower (nil when there is none yet),
-// and where what it wrote starts.
-func printRaw(w io.Writer, path string, n int) (*os.File, rawPos, error) {
+// and returns the current one, open at its end, for a follower (nil when there is none yet).
+// before is told where what it writes starts, before it writes.
+func printRaw(w io.Writer, path string, n int, before func(rawPos, int64)) (*os.File, error) {
 	cur, err := openRaw(path)
 	if err != nil {
-		return nil, rawPos{}, err
+		return nil, err
 	}
 	var files []*os.File
 	if old, err := openRaw(path + state.RotatedSuffix); err == nil && old != nil {
@@ -127,14 +128,15 @@ func printRaw(w io.Writer, path string, n int) (*os.File, rawPos, error) {
 	if n < 0 {
 		var start rawPos
 		if len(files) > 0 {
-			start.ino = inodeOf(files[0])
+			start.id = idOf(files[0])
 		}
+		before(start, 0)
 		for _, f := range files {
 			if _, err := io.Copy(w, f); err != nil {
-				return cur, start, err
+				return cur, err
 			}
 		}
-		return cur, start, nil
+		return cur, nil
 	}
 	type line struct {
 		b  []byte
@@ -143,7 +145,7 @@ func printRaw(w io.Writer, path string, n int) (*os.File, rawPos, error) {
 	lines := lastN[line]{max: n}
 	for _, f := range files {
 		r := bufio.NewReaderSize(f, 64<<10)
-		at := rawPos{ino: inodeOf(f)}
+		at := rawPos{id: idOf(f)}
 		for n > 0 {
 			b, err := r.ReadBytes('\n')
 			if len(b) > 0 {
@@ -154,28 +156,27 @@ func printRaw(w io.Writer, path string, n int) (*os.File, rawPos, error) {
 				break
 			}
 			if err != nil {
-				return cur, rawPos{}, err
+				return cur, err
 			}
 		}
 	}
-	start := rawPos{ino: inodeOf(cur)} // nothing kept: what comes next
+	start := rawPos{id: idOf(cur)} // nothing kept: what comes next
 	if cur != nil {
-		end, err := cur.Seek(0, io.SeekEnd)
-		if err != nil {
-			return cur, start, err
+		if start.off, err = cur.Seek(0, io.SeekEnd); err != nil {
+			return cur, err
 		}
-		start.off = end
 	}
 	kept := lines.list()
 	if len(kept) > 0 {
 		start = kept[0].at
 	}
+	before(start, 0)
 	for _, l := range kept {
 		if _, err := w.Write(l.b); err != nil {
-			return cur, start, err
+			return cur, err
 		}
 	}
-	return cur, start, nil
+	return cur, nil
 }
 
 // followRaw prints what is appended to the log at path, held open as f, until the agent ends

@@ -2,16 +2,18 @@
 # bench/hosts.sh: agt across SSH hosts. See docs/benchmarks.md for what each figure means and
 # the targets.
 #
-# Usage: bench/hosts.sh [--quick] [--agents N] [--rounds N] [--events N]
+# Usage: bench/hosts.sh [--quick] [--delay MS] [--agents N] [--rounds N] [--events N]
 #
 #   --quick       fewer runs: 3 rounds, 300 events; about a minute
+#   --delay MS    a round-trip delay of MS milliseconds on each host's link (netem, from
+#                 iproute2's tc), as hosts on a network have; default 0, none
 #   --agents N    agents on each of the 3 hosts; default 100
 #   --rounds N    rounds of ps timings; default 10. Each round times every command a few times in
 #                 turn, so that a change of load hits all of them alike; a figure is the median
 #   --events N    events for the tail -f latency; default 1000, 10 ms apart
 #
 # It needs root (network namespaces), sshd (Debian's openssh-server, installed when missing),
-# ip, ssh and python3. It builds agt into a temporary directory and makes three SSH hosts there:
+# ip, ssh and python3 (and tc, for --delay). It builds agt into a temporary directory and makes three SSH hosts there:
 # three sshd's, each in a network namespace of its own behind a veth pair, with their own keys,
 # a root whose shell is /bin/sh (a private /etc/passwd bound over the real one in the host's
 # mount namespace) and a run directory each. On exit, failure or Ctrl-C it stops every agent,
@@ -20,14 +22,15 @@
 set -euo pipefail
 export LC_ALL=C
 
-quick=0 agents=100 rounds='' events='' have_hyperfine=1
+quick=0 delay=0 agents=100 rounds='' events='' have_hyperfine=1
 while (($#)); do
 	case $1 in
 	-q | --quick) quick=1 ;;
+	--delay) delay=$2; shift ;;
 	--agents) agents=$2; shift ;;
 	--rounds) rounds=$2; shift ;;
 	--events) events=$2; shift ;;
-	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "hosts.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -37,6 +40,7 @@ if ((quick)); then
 else
 	: "${rounds:=10}" "${events:=1000}"
 fi
+[[ $delay =~ ^[0-9]+$ ]] || { echo "hosts.sh: --delay $delay: want a number of milliseconds" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "hosts.sh: needs root for network namespaces" >&2; exit 1; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -61,6 +65,9 @@ trap hosts_cleanup EXIT
 
 need_apt sshd openssh-server || [[ -x /usr/sbin/sshd ]] || { echo "hosts.sh: sshd is needed" >&2; exit 1; }
 sshd=$(command -v sshd || echo /usr/sbin/sshd)
+if ((delay)); then
+	need_apt tc iproute2 || { echo "hosts.sh: --delay needs tc (iproute2)" >&2; exit 1; }
+fi
 need_apt jq jq || { echo "hosts.sh: jq is needed" >&2; exit 1; }
 if ! need_apt hyperfine hyperfine; then
 	have_hyperfine=0
@@ -104,6 +111,11 @@ for h in "${hosts[@]}"; do
 	ip -n "$(ns "$h")" addr add "$addr/30" dev eth0
 	ip -n "$(ns "$h")" link set eth0 up
 	ip -n "$(ns "$h")" link set lo up
+	if ((delay)); then
+		# Half the round trip each way: what leaves the host, and what reaches it.
+		tc qdisc add dev "$veth" root netem delay "$((delay * 500))us"
+		ip netns exec "$(ns "$h")" tc qdisc add dev eth0 root netem delay "$((delay * 500))us"
+	fi
 	ip netns exec "$(ns "$h")" sh -c 'mount --bind "$1" /etc/passwd && exec "$2" -D -e -f "$3"' sh \
 		"$d/passwd" "$sshd" "$d/sshd_config" 2>"$d/sshd.log" &
 	printf 'Host %s\n  HostName %s\n  HostKeyAlias %s\n' "$h" "$addr" "$h" >>"$tmp/ssh_config"
@@ -186,7 +198,7 @@ done
 read -r n_host p50_host p90_host p99_host max_host <<<"$tail_host"
 read -r n_local p50_local p90_local p99_local max_local <<<"$tail_local"
 cat <<-EOF
-	agt across SSH hosts: 3 hosts x $agents agents, $(nproc) cores; load: start $load_start, after ps $load_ps, end $load_end
+	agt across SSH hosts: 3 hosts x $agents agents, round trip +$delay ms, $(nproc) cores; load: start $load_start, after ps $load_ps, end $load_end
 
 	| figure | ms (median) |
 	| --- | --- |

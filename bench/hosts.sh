@@ -79,6 +79,39 @@ log "building agt into a temporary directory"
 (cd "$root" && CGO_ENABLED=0 go build -tags urfave_cli_no_docs -o "$bin/agt" .)
 
 # --- three hosts ---------------------------------------------------------------------------------
+# The relay for --delay where the kernel has no netem: ssh's ProxyCommand, it carries the
+# connection and holds each chunk half the round trip in each direction, in order.
+delay_by=none
+cat >"$tmp/delay.py" <<-'EOF'
+	import os, queue, socket, sys, threading, time
+	host, port, half = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]) / 2000
+	s = socket.create_connection((host, port))
+	s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+	def out(b):
+	    while b:
+	        b = b[os.write(1, b):]
+	def pipe(read, write, end):
+	    q = queue.Queue()
+	    def held():
+	        while True:
+	            due, b = q.get()
+	            time.sleep(max(0, due - time.monotonic()))
+	            if not b:
+	                return end()
+	            write(b)
+	    t = threading.Thread(target=held)
+	    t.start()
+	    while True:
+	        b = read(65536)
+	        q.put((time.monotonic() + half, b))
+	        if not b:
+	            break
+	    t.join()
+	up = threading.Thread(target=pipe, args=(lambda n: os.read(0, n), s.sendall, lambda: s.shutdown(socket.SHUT_WR)))
+	up.daemon = True
+	up.start()
+	pipe(s.recv, out, lambda: os.close(1))
+EOF
 ssh-keygen -q -t ed25519 -N '' -C bench -f "$tmp/id"
 cp "$tmp/id.pub" "$tmp/authorized_keys"
 : >"$tmp/known_hosts" >"$tmp/ssh_config" >"$tmp/config/agt/config.toml"
@@ -111,14 +144,23 @@ for h in "${hosts[@]}"; do
 	ip -n "$(ns "$h")" addr add "$addr/30" dev eth0
 	ip -n "$(ns "$h")" link set eth0 up
 	ip -n "$(ns "$h")" link set lo up
-	if ((delay)); then
-		# Half the round trip each way: what leaves the host, and what reaches it.
-		tc qdisc add dev "$veth" root netem delay "$((delay * 500))us"
-		ip netns exec "$(ns "$h")" tc qdisc add dev eth0 root netem delay "$((delay * 500))us"
+	if ((delay)) && [[ $delay_by != relay ]]; then
+		# Half the round trip each way: what leaves the host, and what reaches it. A kernel
+		# without netem (sch_netem) refuses it: the relay above delays instead.
+		if tc qdisc add dev "$veth" root netem delay "$((delay * 500))us" 2>/dev/null; then
+			ip netns exec "$(ns "$h")" tc qdisc add dev eth0 root netem delay "$((delay * 500))us"
+			delay_by=netem
+		else
+			delay_by=relay
+			log "no netem in this kernel: the delay is a relay's, on ssh's stream (ProxyCommand)"
+		fi
 	fi
 	ip netns exec "$(ns "$h")" sh -c 'mount --bind "$1" /etc/passwd && exec "$2" -D -e -f "$3"' sh \
 		"$d/passwd" "$sshd" "$d/sshd_config" 2>"$d/sshd.log" &
 	printf 'Host %s\n  HostName %s\n  HostKeyAlias %s\n' "$h" "$addr" "$h" >>"$tmp/ssh_config"
+	if [[ $delay_by == relay ]]; then
+		printf '  ProxyCommand python3 %s %%h %%p %s\n' "$tmp/delay.py" "$delay" >>"$tmp/ssh_config"
+	fi
 	printf '[hosts.%s]\nssh = "%s"\nrun_dir = "%s"\nagt = "%s"\n' "$h" "$h" "$d/run" "$bin/agt" >>"$tmp/config/agt/config.toml"
 done
 printf 'Host *\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n  LogLevel ERROR\n' \
@@ -198,7 +240,7 @@ done
 read -r n_host p50_host p90_host p99_host max_host <<<"$tail_host"
 read -r n_local p50_local p90_local p99_local max_local <<<"$tail_local"
 cat <<-EOF
-	agt across SSH hosts: 3 hosts x $agents agents, round trip +$delay ms, $(nproc) cores; load: start $load_start, after ps $load_ps, end $load_end
+	agt across SSH hosts: 3 hosts x $agents agents, round trip +$delay ms (by $delay_by), $(nproc) cores; load: start $load_start, after ps $load_ps, end $load_end
 
 	| figure | ms (median) |
 	| --- | --- |

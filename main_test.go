@@ -23,6 +23,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/commands"
+	"agt/internal/testprog/fakeacp"
+	"agt/internal/testprog/fakeagent"
+	"agt/internal/testprog/fakejj"
 	"agt/pids"
 	"agt/spawn"
 )
@@ -69,9 +72,9 @@ func TestMain(m *testing.M) {
 			}
 			main()
 		},
-		"fakeagent": fakeAgent,
-		"fakeacp":   fakeACP,
-		"jj":        fakeJJ,
+		"fakeagent": fakeagent.Main,
+		"fakeacp":   fakeacp.Main,
+		"jj":        fakejj.Main,
 	})
 }
 

@@ -1,7 +1,7 @@
 package main
 
 // TestRealAgents runs the scripts in testdata/real with the real agent CLIs (Claude Code, Codex,
-// opencode, Gemini CLI) under agt, each pointed at the loopback mock model of mockmodel_test.go.
+// opencode, Gemini CLI) under agt, each pointed at the loopback mock model of package mockmodel.
 // Where it can (root), it runs them in a network namespace of their own that has only
 // loopback: the test binary runs itself again inside it.
 
@@ -27,6 +27,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/tidwall/gjson"
 	"golang.org/x/sys/unix"
+
+	"agt/internal/testprog/mockmodel"
 )
 
 // realCLIs are the programs the scripts run, and the npm packages that provide them.
@@ -188,7 +190,7 @@ func logAgents(env *testscript.Env) {
 			tail(filepath.Join(d, "stderr.log"), 20)))
 	}
 	if s := env.Values[mockKey{}].(*mockSlot); s.m != nil {
-		env.T().Log("mock model log:\n" + string(mockLogLines(s.m.Requests())))
+		env.T().Log("mock model log:\n" + string(mockmodel.LogLines(s.m.Requests())))
 	}
 }
 
@@ -305,9 +307,9 @@ func loopbackUp() error {
 type mockKey struct{}
 
 // mockSlot holds the mock model of one script, once mockmodel started it.
-type mockSlot struct{ m *mockModel }
+type mockSlot struct{ m *mockmodel.Model }
 
-func scriptMock(ts *testscript.TestScript) *mockModel {
+func scriptMock(ts *testscript.TestScript) *mockmodel.Model {
 	s := ts.Value(mockKey{}).(*mockSlot)
 	if s.m == nil {
 		ts.Fatalf("no mock model: run mockmodel first")
@@ -332,8 +334,8 @@ func cmdMockModel(ts *testscript.TestScript, neg bool, args []string) {
 	if s.m != nil {
 		ts.Fatalf("mockmodel: already started")
 	}
-	s.m = newMockModel(ts.MkAbs("mock.log"), ts.Logf)
-	s.m.tick = tick
+	s.m = mockmodel.New(ts.MkAbs("mock.log"), ts.Logf)
+	s.m.Tick = tick
 	ts.Setenv("MOCK_URL", s.m.URL())
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(s.m.URL(), "http://"))
 	ts.Setenv("MOCK_PORT", port)
@@ -434,7 +436,7 @@ func cmdMockLog(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "mocklog")
 	m := scriptMock(ts)
 	if len(args) == 0 {
-		ts.Stdout().Write(mockLogLines(m.Requests()))
+		ts.Stdout().Write(mockmodel.LogLines(m.Requests()))
 		return
 	}
 	count := func(filters []string) int {

@@ -1,6 +1,5 @@
-package main
-
-// A loopback model server for the real-agent tests. One port speaks three APIs: Anthropic
+// Package mockmodel is a loopback model server for the real-agent tests (TestRealAgents): the
+// real agent CLIs talk to it instead of a provider. One port speaks three APIs: Anthropic
 // Messages (Claude Code, opencode), OpenAI Responses (Codex) and Gemini (Gemini CLI). A keyword
 // in the text of the last user message chooses what a request gets, so one server serves every
 // scenario at once:
@@ -31,6 +30,7 @@ package main
 // agent's own loop: side requests (titles, routing) and requests without a keyword get a short
 // plain answer. Every request is recorded; a handler that waits returns
 // when its client goes away or the server closes.
+package mockmodel
 
 import (
 	"context"
@@ -44,12 +44,11 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
-// mockRequest is the record of one request the mock model served.
-type mockRequest struct {
+// Request is the record of one request the mock model served.
+type Request struct {
 	Seq    int    `json:"seq"`
 	Time   string `json:"time"` // UTC, milliseconds
 	Method string `json:"method"`
@@ -80,34 +79,34 @@ type mockRequest struct {
 	Sent int `json:"sent,omitempty"`
 }
 
-// mockModel is the server. Close it at the end of the test.
-type mockModel struct {
+// Model is the server. Close it at the end of the test.
+type Model struct {
 	srv  *httptest.Server
 	done chan struct{} // closed by Close: every waiting handler returns
-	tick time.Duration // between the chunks of a slow stream
+	Tick time.Duration // between the chunks of a slow stream; set before the first request
 	file string        // when set, each record is appended to it as a JSON line
 	// bodies, when set, is a directory where each request body is saved (for research).
 	bodies string
 	logf   func(format string, args ...any) // told of paths the mock does not know
 
 	mu    sync.Mutex
-	reqs  []mockRequest
+	reqs  []Request
 	tries map[string]int // requests seen per conversation, for flaky
 }
 
-// newMockModel starts a mock on 127.0.0.1. logFile, when not empty, receives each record as a
+// New starts a mock on 127.0.0.1. logFile, when not empty, receives each record as a
 // JSON line; logf, when not nil, is told of paths the mock does not know.
-func newMockModel(logFile string, logf func(string, ...any)) *mockModel {
-	m := &mockModel{done: make(chan struct{}), tick: 500 * time.Millisecond, file: logFile, logf: logf, tries: map[string]int{}}
+func New(logFile string, logf func(string, ...any)) *Model {
+	m := &Model{done: make(chan struct{}), Tick: 500 * time.Millisecond, file: logFile, logf: logf, tries: map[string]int{}}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	return m
 }
 
 // URL is the server's base URL, http://127.0.0.1:PORT.
-func (m *mockModel) URL() string { return m.srv.URL }
+func (m *Model) URL() string { return m.srv.URL }
 
 // Close ends every handler still waiting, cuts the connections and shuts the server down.
-func (m *mockModel) Close() {
+func (m *Model) Close() {
 	select {
 	case <-m.done:
 		return
@@ -119,14 +118,14 @@ func (m *mockModel) Close() {
 }
 
 // Requests returns a copy of the records so far.
-func (m *mockModel) Requests() []mockRequest {
+func (m *Model) Requests() []Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]mockRequest(nil), m.reqs...)
+	return append([]Request(nil), m.reqs...)
 }
 
 // add records a request once its answer is chosen, before the handler streams or waits.
-func (m *mockModel) add(rec *mockRequest, body []byte) {
+func (m *Model) add(rec *Request, body []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	rec.Seq = len(m.reqs) + 1
@@ -147,7 +146,7 @@ func (m *mockModel) add(rec *mockRequest, body []byte) {
 }
 
 // sent records that n chunks of a slow answer went out.
-func (m *mockModel) sent(seq, n int) {
+func (m *Model) sent(seq, n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reqs[seq-1].Sent = n
@@ -155,7 +154,7 @@ func (m *mockModel) sent(seq, n int) {
 
 // wait blocks until the client goes away or the server closes, or d passes (d 0: no limit). It
 // reports whether d passed.
-func (m *mockModel) wait(ctx context.Context, d time.Duration) bool {
+func (m *Model) wait(ctx context.Context, d time.Duration) bool {
 	var after <-chan time.Time
 	if d > 0 {
 		t := time.NewTimer(d)
@@ -172,11 +171,11 @@ func (m *mockModel) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func (m *mockModel) serve(w http.ResponseWriter, r *http.Request) {
+func (m *Model) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	p := r.URL.Path
 	simple := func(api string, status int, answer string, v any) {
-		m.add(&mockRequest{Method: r.Method, Path: p, API: api, Status: status, Answer: answer}, body)
+		m.add(&Request{Method: r.Method, Path: p, API: api, Status: status, Answer: answer}, body)
 		if v == nil {
 			w.WriteHeader(status)
 			return
@@ -321,7 +320,7 @@ func writeCommand(n int) string {
 const planText = "Add agt-plan.txt, then say done"
 
 // decide picks the answer to a request.
-func (m *mockModel) decide(api string, c *conv) plan {
+func (m *Model) decide(api string, c *conv) plan {
 	sc, d := scenarioOf(c.last(), c.model)
 	p := plan{scenario: sc, kind: "text", text: "ok", command: toolCommand}
 	switch sc {
@@ -417,10 +416,10 @@ type answerWriter interface {
 }
 
 // model serves one model request in any API.
-func (m *mockModel) model(w http.ResponseWriter, r *http.Request, body []byte, api modelAPI) {
+func (m *Model) model(w http.ResponseWriter, r *http.Request, body []byte, api modelAPI) {
 	c := api.parse(r, body)
 	p := m.decide(api.name(), c)
-	rec := &mockRequest{Method: r.Method, Path: r.URL.Path, API: api.name(), Model: c.model, Stream: c.stream,
+	rec := &Request{Method: r.Method, Path: r.URL.Path, API: api.name(), Model: c.model, Stream: c.stream,
 		Scenario: p.scenario, Users: len(c.users), LastUser: c.last(), Tools: c.tools, ToolResult: c.toolResult,
 		ToolError: c.toolError, ToolOutput: c.toolOutput,
 		Main: len(c.tools) > 0, Status: 200, Answer: p.kind}
@@ -463,11 +462,11 @@ func (m *mockModel) model(w http.ResponseWriter, r *http.Request, body []byte, a
 		m.wait(ctx, 0)
 		return
 	case "slow":
-		n := max(int(p.slowFor/m.tick), 1)
+		n := max(int(p.slowFor/m.Tick), 1)
 		for i := 1; i <= n; i++ {
 			a.text(fmt.Sprintf("chunk %d of %d. ", i, n))
 			m.sent(rec.Seq, i)
-			if i < n && !m.wait(ctx, m.tick) {
+			if i < n && !m.wait(ctx, m.Tick) {
 				return
 			}
 		}
@@ -1016,105 +1015,12 @@ func (a *geminiAnswer) end() {
 	}
 }
 
-// mockLogLines renders records as JSON lines.
-func mockLogLines(reqs []mockRequest) []byte {
+// LogLines renders records as JSON lines.
+func LogLines(reqs []Request) []byte {
 	var b []byte
 	for _, r := range reqs {
 		j, _ := json.Marshal(r)
 		b = append(append(b, j...), '\n')
 	}
 	return b
-}
-
-// TestMockModel checks the mock's answers in each API, so that a real-agent failure is the
-// agent's and not the mock's.
-func TestMockModel(t *testing.T) {
-	m := newMockModel("", t.Logf)
-	defer m.Close()
-	m.tick = 10 * time.Millisecond
-	post := func(path, body string) (int, string) {
-		t.Helper()
-		resp, err := http.Post(m.URL()+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	anthropic := func(text string, extra string) string {
-		return `{"model":"claude-x","stream":true,"tools":[{"name":"Bash"}],"messages":[` +
-			`{"role":"user","content":[{"type":"text","text":"<system-reminder>ctx</system-reminder>"},{"type":"text","text":"` + text + `"}]}` + extra + `]}`
-	}
-	openai := `{"model":"gpt-x","stream":true,"tools":[{"type":"function","name":"exec_command"}],"input":[` +
-		`{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x</environment_context>"}]},` +
-		`{"type":"message","role":"user","content":[{"type":"input_text","text":"please tool"}]}]}`
-	gemini := `{"tools":[{"functionDeclarations":[{"name":"run_shell_command"}]}],"contents":[{"role":"user","parts":[{"text":"please echo"}]},` +
-		`{"role":"model","parts":[{"text":"turn 1"}]},{"role":"user","parts":[{"text":"echo again"}]}]}`
-	for _, c := range []struct {
-		name, path, body string
-		status           int
-		want             []string // substrings of the answer, in order
-	}{
-		{"anthropic tool", "/v1/messages", anthropic("please tool", ""), 200,
-			[]string{"event: message_start", `"name":"Bash"`, `echo agt-tool-ok`, `"stop_reason":"tool_use"`, "event: message_stop"}},
-		{"anthropic tool result", "/v1/messages", anthropic("please tool",
-			`,{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"agt-tool-ok"}]}`), 200,
-			[]string{`"text":"The tool said: agt-tool-ok"`, `"stop_reason":"end_turn"`}},
-		{"anthropic write", "/v1/messages", anthropic("please write", ""), 200,
-			[]string{`"name":"Bash"`, `agt-write-1/x`, `"stop_reason":"tool_use"`}},
-		{"anthropic write denied", "/v1/messages", anthropic("please write",
-			`,{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"use make clean","is_error":true}]}`), 200,
-			[]string{`"text":"The tool failed: use make clean"`, `"stop_reason":"end_turn"`}},
-		{"anthropic plan", "/v1/messages", strings.Replace(anthropic("please plan", ""), `{"name":"Bash"}`, `{"name":"Bash"},{"name":"ExitPlanMode"}`, 1), 200,
-			[]string{`"name":"ExitPlanMode"`, planText, `"stop_reason":"tool_use"`}},
-		{"anthropic echo after an interrupt", "/v1/messages", anthropic("please echo",
-			`,{"role":"assistant","content":[{"type":"text","text":"chunk 1"}]},{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"},{"type":"text","text":"echo again"}]}`), 200,
-			[]string{`"text":"turn 2: you said echo again"`}},
-		{"anthropic 401", "/v1/messages", anthropic("http401", ""), 401, []string{`"type":"authentication_error"`}},
-		{"anthropic slow", "/v1/messages", anthropic("slow=50ms", ""), 200, []string{"chunk 1 of 5", "chunk 5 of 5", "message_stop"}},
-		{"anthropic side", "/v1/messages", `{"model":"h","stream":false,"messages":[{"role":"user","content":"http429 title"}]}`, 429,
-			[]string{`"rate_limit_error"`}},
-		{"openai tool", "/v1/responses", openai, 200,
-			[]string{"response.created", `"name":"exec_command"`, `\"cmd\":\"echo agt-tool-ok\"`, "response.completed", `"total_tokens":110`}},
-		{"openai model", "/v1/responses", strings.Replace(openai, "gpt-x", "no-such-model", 1), 404, []string{`"code":"model_not_found"`}},
-		{"gemini echo", "/v1beta/models/g:streamGenerateContent", gemini, 200,
-			[]string{`data: {"candidates"`, "turn 2: you said echo again", `"finishReason":"STOP"`}},
-		{"gemini router", "/v1beta/models/g:generateContent",
-			`{"contents":[{"role":"user","parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"OBJECT","properties":{"score":{"type":"INTEGER"}}}}}`,
-			200, []string{`{\"score\":1}`}},
-	} {
-		status, body := post(c.path, c.body)
-		if status != c.status {
-			t.Errorf("%s: status %d, want %d; body:\n%s", c.name, status, c.status, body)
-			continue
-		}
-		rest := body
-		for _, w := range c.want {
-			i := strings.Index(rest, w)
-			if i < 0 {
-				t.Errorf("%s: no %q (in order) in:\n%s", c.name, w, body)
-				break
-			}
-			rest = rest[i+len(w):]
-		}
-	}
-
-	// A hanging request ends when its client goes away; Close does not wait for it.
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "POST", m.URL()+"/v1/messages", strings.NewReader(anthropic("hang", "")))
-	if resp, err := http.DefaultClient.Do(req); err == nil {
-		resp.Body.Close()
-		t.Errorf("hang: answered %s", resp.Status)
-	}
-
-	reqs := m.Requests()
-	last := reqs[len(reqs)-1]
-	if last.Scenario != "hang" || last.Status != 0 || last.Users != 1 || last.LastUser != "hang" || !last.Main {
-		t.Errorf("hang: recorded as %+v", last)
-	}
-	if r := reqs[1]; !r.ToolResult || r.Users != 1 {
-		t.Errorf("tool result: recorded as %+v", r)
-	}
 }

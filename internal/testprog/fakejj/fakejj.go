@@ -1,4 +1,6 @@
-package main
+// Package fakejj stands in for the jj command in the end-to-end scripts: the root test binary
+// registers Main as the script command jj. See Main for what it accepts.
+package fakejj
 
 import (
 	"crypto/sha256"
@@ -9,7 +11,7 @@ import (
 	"strings"
 )
 
-// fakeJJ stands in for jj 0.41 in the scripts, where no real jj is installed. It accepts
+// Main stands in for jj 0.41 in the scripts, where no real jj is installed. It accepts
 // exactly the calls agt makes, spelled as jj's documented CLI spells them, and rejects anything
 // else with exit status 2, as jj's argument parser does:
 //
@@ -34,7 +36,7 @@ import (
 // workspace add makes DESTINATION (whose parent must exist, as with jj), with .jj/repo naming
 // the repository's .jj, and a new empty revision NAME@. The @ of such a workspace is empty as
 // long as the directory holds nothing but .jj, as if jj had snapshotted it.
-func fakeJJ() {
+func Main() {
 	os.Exit(fakeJJRun(os.Args[1:]))
 }
 

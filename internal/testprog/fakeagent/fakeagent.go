@@ -1,4 +1,9 @@
-package main
+// Package fakeagent is the fake agent of the end-to-end scripts: a deterministic stand-in for a
+// real agent, with every fault a real one can show (a replayed stream, an exit code, ignored
+// SIGTERM, grandchildren that setsid, huge, flooding or broken lines, Claude's stream-json
+// conversation). The root test binary registers Main as the script command fakeagent; its
+// flags are its documentation (fakeagent -h).
+package fakeagent
 
 import (
 	"bufio"
@@ -17,12 +22,13 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"agt/internal/testprog/faketerminal"
 )
 
-// fakeAgent is a deterministic stand-in for a real agent, with every fault a real one can show.
-// It exits by itself after -lifetime (default a minute), because a test binary killed on
+// Main runs the fake agent on os.Args. It exits by itself after -lifetime (default a minute), because a test binary killed on
 // timeout runs no cleanup.
-func fakeAgent() {
+func Main() {
 	fs := flag.NewFlagSet("fakeagent", flag.ExitOnError)
 	var (
 		replay     = fs.String("replay", "", "print the lines of `FILE` to stdout")
@@ -51,13 +57,13 @@ func fakeAgent() {
 		stdinTo    = fs.String("stdin-to", "", "copy stdin to `FILE` before anything else")
 		_          = fs.String("note", "", "ignored: an argument a script can find in the argv (a resumed session)")
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
-		terminal   = fs.Bool("terminal", false, "be an interactive program on a terminal (see fakeTerminal)")
+		terminal   = fs.Bool("terminal", false, "be an interactive program on a terminal (see package faketerminal)")
 		child      = fs.Bool("child", false, "internal: be a grandchild")
 		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
 	)
 	fs.Parse(os.Args[1:])
 	if *terminal {
-		fakeTerminal(*lifetime)
+		faketerminal.Main(*lifetime)
 	}
 	go func() {
 		time.Sleep(*lifetime)

@@ -1,4 +1,6 @@
-package main
+// Package faketerminal is a deterministic interactive program for the scripts of terminal
+// agents (spawn --tty, attach, send --keys): the fake agent runs it with -terminal.
+package faketerminal
 
 import (
 	"bufio"
@@ -13,12 +15,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fakeTerminal is a deterministic interactive program for terminal agents (spawn --tty): it
-// greets, shows a prompt "fake> " and answers each line typed; on a change of window size it
+// Main is the interactive program: it greets, shows a prompt "fake> " and answers each line typed; on a change of window size it
 // redraws its screen, as full-screen programs do. Lines it knows: "exit N" exits with N;
 // "perm" asks "Allow Bash? [y/n]" and waits; "busy" says it works and shows no prompt; "flood KB" prints that many KiB of lines; "paste"
 // reports the next bracketed paste it gets as one message. It exits by itself after lifetime.
-func fakeTerminal(lifetime time.Duration) {
+func Main(lifetime time.Duration) {
 	go func() {
 		time.Sleep(lifetime)
 		os.Exit(125)

@@ -1,4 +1,6 @@
-package main
+// Package fakeacp is a scripted ACP agent for the end-to-end scripts: the root test binary
+// registers Main as the script command fakeacp. See Main for the script it plays.
+package fakeacp
 
 import (
 	"bufio"
@@ -12,7 +14,7 @@ import (
 	"time"
 )
 
-// fakeACP is a scripted ACP agent (JSON-RPC 2.0 over stdin and stdout, one object a line) for
+// Main is a scripted ACP agent (JSON-RPC 2.0 over stdin and stdout, one object a line) for
 // the scripts. Every line it reads is appended to DIR/in.jsonl. -init says how it meets
 // initialize: ok (version 1, loadSession), silent (never answers), garbage (prints what is not
 // JSON), exit (exits 3 at once, a line on stderr), error (a JSON-RPC error). session/new
@@ -32,7 +34,7 @@ import (
 //	#error CODE M  answer the prompt with a JSON-RPC error
 //
 // It exits 0 when stdin closes, and after -lifetime whatever happens.
-func fakeACP() {
+func Main() {
 	fs := flag.NewFlagSet("fakeacp", flag.ExitOnError)
 	var (
 		dir      = fs.String("dir", ".", "the script's `DIR`")
@@ -197,4 +199,11 @@ func fakeACP() {
 			}
 		}
 	}
+}
+
+// writeAtomic writes s to path by rename, so a script that waits for path reads it whole.
+func writeAtomic(path, s string) {
+	tmp := path + ".tmp"
+	os.WriteFile(tmp, []byte(s), 0o644)
+	os.Rename(tmp, path)
 }

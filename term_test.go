@@ -1,14 +1,22 @@
 package main
 
 import (
+	"agt/commands"
+	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/urfave/cli/v2"
 )
 
 // term drives terminals through tmux, for the tests of agt attach: a person's terminal that a
@@ -98,21 +106,130 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// filesize FILE MIN MAX: FILE holds between MIN and MAX bytes.
-func cmdFileSize(ts *testscript.TestScript, neg bool, args []string) {
-	noNegation(ts, neg, "filesize")
-	if len(args) != 3 {
-		ts.Fatalf("usage: filesize FILE MIN MAX")
+// ptyclose PATTERN PROG ARGS...: run PROG on a new terminal as its controlling tty, wait until
+// its output matches PATTERN, then close the terminal (the kernel hangs up on it), and wait
+// for PROG to end.
+func cmdPtyClose(ts *testscript.TestScript, neg bool, args []string) {
+	noNegation(ts, neg, "ptyclose")
+	if len(args) < 2 {
+		ts.Fatalf("usage: ptyclose PATTERN PROG [ARGS...]")
 	}
-	lo, err1 := strconv.ParseInt(args[1], 10, 64)
-	hi, err2 := strconv.ParseInt(args[2], 10, 64)
-	if err1 != nil || err2 != nil {
-		ts.Fatalf("filesize: bad numbers")
-	}
-	fi, err := os.Stat(ts.MkAbs(args[0]))
+	re, err := regexp.Compile(args[0])
 	ts.Check(err)
-	ts.Logf("%s holds %d bytes", args[0], fi.Size())
-	if fi.Size() < lo || fi.Size() > hi {
-		ts.Fatalf("%s holds %d bytes, not between %d and %d", args[0], fi.Size(), lo, hi)
+	cmd := scriptCommand(ts, args[1:])
+	tty, err := pty.Start(cmd)
+	ts.Check(err)
+	var out bytes.Buffer
+	buf := make([]byte, 4096)
+	deadline := time.Now().Add(10 * time.Second)
+	for !re.Match(out.Bytes()) {
+		if time.Now().After(deadline) {
+			tty.Close()
+			cmd.Process.Kill()
+			cmd.Wait()
+			ts.Fatalf("no match for %q on the terminal; it showed:\n%s", args[0], out.String())
+		}
+		n, err := tty.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	ts.Logf("terminal showed:\n%s", out.String())
+	tty.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ts.Logf("%s ended: %v", args[1], err)
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		ts.Fatalf("%s still runs 10s after its terminal closed", args[1])
 	}
 }
+
+// tty PROG ARGS...: run PROG with a new terminal as its stdin, stdout and stderr, and take what
+// the terminal showed (line ends as \n) as its stdout, for stdout to check. It fails when PROG
+// fails, unless negated.
+func cmdTTY(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 1 {
+		ts.Fatalf("usage: tty PROG [ARGS...]")
+	}
+	cmd := scriptCommand(ts, args)
+	tty, err := pty.Start(cmd)
+	ts.Check(err)
+	done := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(tty) // EIO once PROG and all that shares the terminal are gone
+		done <- b
+	}()
+	var out []byte
+	select {
+	case out = <-done:
+	case <-time.After(pollLimit):
+		cmd.Process.Kill()
+		ts.Fatalf("%s still holds its terminal after %s", args[0], pollLimit)
+	}
+	tty.Close()
+	err = cmd.Wait()
+	fmt.Fprint(ts.Stdout(), strings.ReplaceAll(string(out), "\r\n", "\n"))
+	if (err != nil) != neg {
+		ts.Fatalf("%s on a terminal: %v", args[0], err)
+	}
+}
+
+// scriptCommand is PROG ARGS... as exec runs it in the script: found on the script's PATH, in
+// $WORK, with the script's values of the variables agt and the harness read, and none of the
+// AGT_ settings of the environment the tests run in.
+func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		// testscript's own PATH, not the test process's.
+		for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+			if p := filepath.Join(dir, args[0]); fileExists(p) {
+				path, err = p, nil
+				break
+			}
+		}
+	}
+	ts.Check(err)
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Args[0] = args[0]
+	cmd.Dir = ts.Getenv("WORK")
+	// The test's own environment, without the agt settings of whoever runs the tests and
+	// without what the script sets (or blanks).
+	script := append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
+		"AGT_AGENT", "AGT_MODEL", "AGT_BASE"}, flagEnvVars()...)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "AGT_") && !slices.Contains(script, k) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for _, k := range script {
+		if v := ts.Getenv(k); v != "" {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	return cmd
+}
+
+// flagEnvVars are the environment variables that agt's flags read.
+func flagEnvVars() []string {
+	app := commands.New("test")
+	var vars []string
+	add := func(flags []cli.Flag) {
+		for _, f := range flags {
+			if e, ok := f.(interface{ GetEnvVars() []string }); ok {
+				vars = append(vars, e.GetEnvVars()...)
+			}
+		}
+	}
+	add(app.Flags)
+	for _, c := range app.Commands {
+		add(c.Flags)
+	}
+	return vars
+}
+
+func fileExists(p string) bool { fi, err := os.Stat(p); return err == nil && !fi.IsDir() }

@@ -95,16 +95,49 @@ func cmdWaitState(ts *testscript.TestScript, neg bool, args []string) {
 	})
 }
 
-// jsonl FILE QUERY WANT: the gjson QUERY over the NDJSON in FILE (stdout, stderr or a file)
-// gives WANT. `..` queries address the lines: '..#(type=="exit").code'.
+// jsonl [-wait] FILE QUERY WANT: the gjson QUERY over the JSON or NDJSON in FILE (stdout,
+// stderr or a file) gives WANT: the same text, or with WANT >N (<N) a number above (below) N.
+// `..` queries address the lines: '..#(type=="exit").code'; '..#(type=="exit")#|#' counts
+// them. With -wait it polls until the query gives WANT (FILE need not exist yet), and takes no
+// negation.
 func cmdJSONL(ts *testscript.TestScript, neg bool, args []string) {
+	wait := len(args) > 0 && args[0] == "-wait"
+	if wait {
+		noNegation(ts, neg, "jsonl -wait")
+		args = args[1:]
+	}
 	if len(args) != 3 {
-		ts.Fatalf("usage: jsonl FILE QUERY WANT")
+		ts.Fatalf("usage: jsonl [-wait] FILE QUERY WANT")
 	}
-	got := gjson.Get(ts.ReadFile(args[0]), args[1]).String()
-	if (got == args[2]) == neg {
-		ts.Fatalf("jsonl %s %s: got %q, want %s%q", args[0], args[1], got, map[bool]string{true: "not ", false: ""}[neg], args[2])
+	file, query, want := args[0], args[1], args[2]
+	holds, err := jsonWant(want)
+	ts.Check(err)
+	if wait {
+		path := ts.MkAbs(file)
+		poll(ts, fmt.Sprintf("%s in %s to give %s", query, file, want), func() bool {
+			b, _ := os.ReadFile(path)
+			return holds(gjson.GetBytes(b, query))
+		})
+		return
 	}
+	if got := gjson.Get(ts.ReadFile(file), query); holds(got) == neg {
+		ts.Fatalf("jsonl %s %s: got %q, want %s%q", file, query, got.String(), map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+// jsonWant returns the test of a jsonl WANT: the same text, or >N and <N on numbers.
+func jsonWant(want string) (func(gjson.Result) bool, error) {
+	if len(want) > 1 && (want[0] == '>' || want[0] == '<') {
+		n, err := strconv.ParseFloat(want[1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("jsonl: bad number in %q", want)
+		}
+		above := want[0] == '>'
+		return func(r gjson.Result) bool {
+			return r.Type == gjson.Number && (r.Num > n) == above && r.Num != n
+		}, nil
+	}
+	return func(r gjson.Result) bool { return r.String() == want }, nil
 }
 
 // validlog [-torn] FILE: the event log FILE ends in a newline, and its lines are valid JSON

@@ -44,8 +44,12 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		return string(out), nil
 	}
+	// A target names the session exactly: tmux takes a bare "a" as the start of a window's
+	// name too, and a window of another session that runs agt is named "agt" by then, so keys
+	// meant for one terminal went to another's.
+	target := func(name string) string { return "=" + name + ":" }
 	screen := func(name string) string {
-		out, err := tmux("capture-pane", "-p", "-t", name)
+		out, err := tmux("capture-pane", "-p", "-t", target(name))
 		ts.Check(err)
 		return out
 	}
@@ -62,10 +66,10 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 		// A prompt without the user's shell settings; the screen, plain.
 		_, err := tmux("new-session", "-d", "-s", name, "-x", args[2], "-y", args[3], "env", "PS1=$ ", "sh")
 		ts.Check(err)
-		_, err = tmux("set-option", "-t", name, "window-size", "manual")
+		_, err = tmux("set-option", "-t", target(name), "window-size", "manual")
 		ts.Check(err)
 	case "keys":
-		_, err := tmux(append([]string{"send-keys", "-t", name}, args[2:]...)...)
+		_, err := tmux(append([]string{"send-keys", "-t", target(name)}, args[2:]...)...)
 		ts.Check(err)
 	case "wait", "shows":
 		if len(args) != 3 {
@@ -99,7 +103,7 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 				ts.Fatalf("term resize: bad size %q", n)
 			}
 		}
-		_, err := tmux("resize-window", "-t", name, "-x", args[2], "-y", args[3])
+		_, err := tmux("resize-window", "-t", target(name), "-x", args[2], "-y", args[3])
 		ts.Check(err)
 	default:
 		ts.Fatalf("term: unknown %q: want start, keys, wait, shows or resize", args[0])

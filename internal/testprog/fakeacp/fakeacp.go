@@ -41,7 +41,7 @@ func Main() {
 		init     = fs.String("init", "ok", "how to meet initialize: ok, silent, garbage, exit, error")
 		ready    = fs.String("ready", "", "create `FILE` (holding the pid) once started")
 		dieLoad  = fs.Bool("die-on-load", false, "exit 1 when asked to load a session")
-		lifetime = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
+		lifetime = fs.Duration("lifetime", 10*time.Minute, "exit after this long whatever happens (go test's own timeout)")
 	)
 	fs.Parse(os.Args[1:])
 	go func() {

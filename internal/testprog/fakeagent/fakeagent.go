@@ -26,8 +26,13 @@ import (
 	"agt/internal/testprog/faketerminal"
 )
 
-// Main runs the fake agent on os.Args. It exits by itself after -lifetime (default a minute), because a test binary killed on
-// timeout runs no cleanup.
+// defaultLifetime bounds a fake agent's life: a test binary killed on timeout runs no cleanup,
+// so its fake agents end themselves. It is go test's own timeout: a script on a loaded machine
+// may take minutes, and an agent that died of old age in the middle of one failed it.
+const defaultLifetime = 10 * time.Minute
+
+// Main runs the fake agent on os.Args. It exits with status 125 after -lifetime, whatever
+// happens.
 func Main() {
 	fs := flag.NewFlagSet("fakeagent", flag.ExitOnError)
 	var (
@@ -59,7 +64,7 @@ func Main() {
 		sleep      = fs.Bool("sleep", false, "sleep until the lifetime ends (or a signal)")
 		terminal   = fs.Bool("terminal", false, "be an interactive program on a terminal (see package faketerminal)")
 		child      = fs.Bool("child", false, "internal: be a grandchild")
-		lifetime   = fs.Duration("lifetime", time.Minute, "exit after this long whatever happens")
+		lifetime   = fs.Duration("lifetime", defaultLifetime, "exit after this long whatever happens")
 	)
 	fs.Parse(os.Args[1:])
 	if *terminal {

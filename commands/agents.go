@@ -14,12 +14,12 @@ func agentsCommand() *cli.Command {
 		Name:  "agents",
 		Usage: "list the agent kinds agt can spawn",
 		UsageText: "agt agents [--json | --format TEMPLATE]\n\n" +
-			"Lists every kind, built-in or from agt.toml, with its argv, its output format and\n" +
-			"whether its program is on PATH.\n\n" +
+			"Lists every agent kind, built-in or from agt.toml, and how agt runs it.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt agents\n" +
 			"   agt agents | jq -r 'select(.installed) | .name'",
-		Flags: []cli.Flag{jsonFlag(), formatFlag("agents", agentRow{}, "{{.name}} {{.installed}}")},
+		Description: helpText("agents"),
+		Flags:       []cli.Flag{jsonFlag(), formatFlag("agents", agentRow{}, "{{.name}} {{.installed}}")},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return usagef(c, "agents takes no arguments")

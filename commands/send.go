@@ -22,19 +22,13 @@ func sendCommand() *cli.Command {
 		Usage: "give a conversation agent its next turn, or type into a terminal agent",
 		UsageText: "agt send [--wait] [--queue] NAME MESSAGE|-\n" +
 			"agt send --keys NAME KEYS\n\n" +
-			"Delivers a user message to an agent spawned with --converse that waits for input: the next\n" +
-			"turn of the same session. - reads the message from stdin. It refuses when the agent is busy,\n" +
-			"unless --queue, which delivers it when the running turn ends. The message is never written to\n" +
-			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one.\n" +
-			"To an agent spawned with --tty, MESSAGE is typed and Enter pressed (several lines as one\n" +
-			"bracketed paste); it fails unless the agent shows something within 3s. --keys types KEYS as they\n" +
-			"are, where <Enter> <Esc> <Tab> <BS> <Space> <Up> <Down> <Left> <Right> <Home> <End> <PgUp> <PgDn>\n" +
-			"<Del> are those keys, <C-x> is Ctrl-X and <lt> a literal <.\n\n" +
+			"Gives a conversation agent its next turn, or types into a terminal agent.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt send fix-auth 'now add a regression test'\n" +
 			"   agt send --wait fix-auth 'commit it' | jq -c 'select(.type==\"result\")'\n" +
 			"   git diff | agt send --queue review -\n" +
 			"   agt send --keys editor 'ihello<Esc>:w<Enter>'",
+		Description: helpText("send"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "wait", Usage: "print the turn's events and exit with how it ended"},
 			&cli.BoolFlag{Name: "queue", Usage: "deliver it when the running turn ends instead of refusing"},

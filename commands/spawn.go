@@ -39,6 +39,7 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --wait --rm ci-tests -- make test   # a CI step: the name is free again after\n" +
 			"   agt spawn --tty --agent claude helper        # its own TUI, attached; Ctrl-\\ detaches\n" +
 			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach",
+		Description: helpText("spawn"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},

@@ -22,16 +22,13 @@ func waitCommand() *cli.Command {
 		Name:  "wait",
 		Usage: "wait for agents to end and exit with their exit code",
 		UsageText: "agt wait [--until final|waiting] [--timeout DURATION] NAME...\n\n" +
-			"Blocks until every named agent has ended, printing how each ended (a line of text on\n" +
-			"a terminal, NDJSON otherwise), then exits with the first non-zero exit code (128+N for\n" +
-			"an agent killed by signal N; 1 for an agent whose end nobody saw). --until waiting\n" +
-			"returns instead once every agent needs a person (waiting, for input, a permission or a\n" +
-			"plan) or has ended: exit 0 when all wait, 3 when one ended instead. With --timeout it\n" +
-			"gives up after DURATION and exits 124, leaving the agents running.\n\n" +
+			"Blocks until every named agent has ended, then exits with the first non-zero exit code\n" +
+			"among them.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt wait build && echo built\n" +
 			"   agt wait --timeout 10m a b c; echo \"first failure: $?\"\n" +
 			"   agt wait --until waiting fix-auth && agt permissions fix-auth",
+		Description: helpText("wait"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Value: "final", Usage: "final: every agent ended; waiting: every agent needs a person, or ended", EnvVars: []string{"AGT_WAIT_UNTIL"}},
 			durationFlag("timeout", "", "give up after this long (a duration, or seconds) and exit 124", "none", "AGT_WAIT_TIMEOUT"),

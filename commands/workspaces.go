@@ -18,16 +18,13 @@ func workspacesCommand() *cli.Command {
 		Usage: "list the workspaces agt made, and prune those no agent holds",
 		UsageText: "agt workspaces [--json | --format T]\n" +
 			"agt workspaces prune [--force] [--dry-run]\n\n" +
-			"Lists every jj workspace and git worktree that spawn made: its agent, whether the\n" +
-			"agent's record still holds it or it is an orphan (agt rm without --workspace, reap\n" +
-			"--prune), whether it holds uncommitted changes, and how many commits it is ahead of\n" +
-			"its base. A workspace with a record goes with 'agt rm --workspace NAME'; orphans go\n" +
-			"with 'agt workspaces prune', which keeps those that hold unsaved work unless --force.\n\n" +
+			"Lists every jj workspace and git worktree that spawn made, the orphans included.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt workspaces\n" +
 			"   agt workspaces --format '{{.agent}} {{.path}} {{.orphan}}'\n" +
 			"   agt workspaces prune\n" +
 			"   agt workspaces prune --force",
+		Description: helpText("workspaces"),
 		Flags: []cli.Flag{
 			jsonFlag(),
 			formatFlag("workspaces", workspaceRow{}, "{{.agent}} {{.path}}"),
@@ -82,13 +79,11 @@ func workspacesCommand() *cli.Command {
 			Name:  "prune",
 			Usage: "remove the workspaces that no agent's record holds",
 			UsageText: "agt workspaces prune [--force] [--dry-run]\n\n" +
-				"Removes every orphan workspace (one whose agent's record is gone): for jj, jj\n" +
-				"workspace forget and its directory; for git, the worktree and its branch. One that\n" +
-				"holds unsaved work (uncommitted changes, or commits on no other branch) stays, unless\n" +
-				"--force. Workspaces of agents with a record are left alone: agt rm --workspace NAME.\n\n" +
+				"Removes every orphan workspace, keeping those that hold unsaved work unless --force.\n\n" +
 				"EXAMPLES:\n" +
 				"   agt workspaces prune --dry-run\n" +
 				"   agt workspaces prune --force",
+			Description: helpText("workspaces prune"),
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove orphans even when they hold unsaved work"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"},

@@ -9,7 +9,8 @@
 //	toolhang      call the shell tool likewise, then hang on the request with its result: the
 //	              agent is alive mid-turn, after the model answered once
 //	patch         Codex only: add a file with apply_patch, then answer with text
-//	slow=40s      stream text for the given time (default 40s), a chunk every half second
+//	slow=40s      stream text for the given time (default 40s), a chunk every half second;
+//	              while the gate is held (Hold), the last chunk waits until Open
 //	hang          accept the request and never answer
 //	stall         start the stream, send one chunk, then stall
 //	http401       the API's own 401 error; http429 and http500 likewise
@@ -92,6 +93,46 @@ type Model struct {
 	mu    sync.Mutex
 	reqs  []Request
 	tries map[string]int // requests seen per conversation, for flaky
+	gate  chan struct{}  // closed while slow answers may end; nil: open
+}
+
+// Hold makes slow answers wait before their last chunk until Open: a turn a script can sample
+// mid-way, however slowly a busy machine runs the agent.
+func (m *Model) Hold() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gate == nil {
+		m.gate = make(chan struct{})
+	}
+}
+
+// Open lets the slow answers that Hold kept waiting end.
+func (m *Model) Open() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.gate != nil {
+		close(m.gate)
+		m.gate = nil
+	}
+}
+
+// passGate waits while the gate is held. It reports false when the client went away or the
+// server closed first.
+func (m *Model) passGate(ctx context.Context) bool {
+	m.mu.Lock()
+	gate := m.gate
+	m.mu.Unlock()
+	if gate == nil {
+		return true
+	}
+	select {
+	case <-gate:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-m.done:
+		return false
+	}
 }
 
 // New starts a mock on 127.0.0.1. logFile, when not empty, receives each record as a
@@ -464,6 +505,9 @@ func (m *Model) model(w http.ResponseWriter, r *http.Request, body []byte, api m
 	case "slow":
 		n := max(int(p.slowFor/m.Tick), 1)
 		for i := 1; i <= n; i++ {
+			if i == n && !m.passGate(ctx) {
+				return
+			}
 			a.text(fmt.Sprintf("chunk %d of %d. ", i, n))
 			m.sent(rec.Seq, i)
 			if i < n && !m.wait(ctx, m.Tick) {

@@ -101,3 +101,42 @@ func TestMockModel(t *testing.T) {
 		t.Errorf("tool result: recorded as %+v", r)
 	}
 }
+
+// A held gate keeps a slow answer from its last chunk until Open.
+func TestMockModelGate(t *testing.T) {
+	m := New("", t.Logf)
+	defer m.Close()
+	m.Tick = time.Millisecond
+	m.Hold()
+	body := `{"model":"claude-x","stream":true,"tools":[{"name":"Bash"}],"messages":[{"role":"user","content":"slow=5ms"}]}`
+	done := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(m.URL()+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		done <- string(b)
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if r := m.Requests(); len(r) == 1 && r[0].Sent == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first 4 of 5 chunks never went out: %+v", m.Requests())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	select {
+	case b := <-done:
+		t.Fatalf("the answer ended while the gate was held:\n%s", b)
+	case <-time.After(100 * time.Millisecond):
+	}
+	m.Open()
+	if b := <-done; !strings.Contains(b, "chunk 5 of 5") || !strings.Contains(b, "message_stop") {
+		t.Fatalf("after Open, the answer:\n%s", b)
+	}
+}

@@ -68,6 +68,30 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// scriptCmds are the commands of the scripts beside exec: docs/development.md says what each
+// does.
+var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
+	"waitfile":  cmdWaitFile,
+	"waitevent": cmdWaitEvent,
+	"waitstate": cmdWaitState,
+	"jsonl":     cmdJSONL,
+	"gone":      cmdGone,
+	"alive":     cmdAlive,
+	"signal":    cmdSignal,
+	"validlog":  cmdValidLog,
+	"maxrss":    cmdMaxRSS,
+	"seqs":      cmdSeqs,
+	"ptyclose":  cmdPtyClose,
+	"tty":       cmdTTY,
+	"fdcount":   cmdFDCount,
+	"procs":     cmdProcs,
+	"spread":    cmdSpread,
+	"nozombies": cmdNoZombies,
+	"plainagt":  cmdPlainAgt,
+	"term":      cmdTerm,
+	"filesize":  cmdFileSize,
+}
+
 func TestScripts(t *testing.T) {
 	t.Parallel() // beside TestRealAgents, which waits on real agents most of its time
 	testscript.Run(t, testscript.Params{
@@ -75,8 +99,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			marker := fmt.Sprintf("%s-%d-%d", filepath.Base(env.WorkDir), os.Getpid(), time.Now().UnixNano())
-			env.Setenv(testMarker, marker)
+			markScript(env)
 			env.Setenv("AGT_RUN_DIR", filepath.Join(env.WorkDir, "run"))
 			env.Setenv("NO_COLOR", "1")
 			// Real captures of the agents' output, for fake agents to replay.
@@ -96,31 +119,18 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			// The race detector sleeps a second at every exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
-			env.Defer(func() { killMarked(testMarker + "=" + marker) })
 			return nil
 		},
-		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"waitfile":  cmdWaitFile,
-			"waitevent": cmdWaitEvent,
-			"waitstate": cmdWaitState,
-			"jsonl":     cmdJSONL,
-			"gone":      cmdGone,
-			"alive":     cmdAlive,
-			"signal":    cmdSignal,
-			"validlog":  cmdValidLog,
-			"maxrss":    cmdMaxRSS,
-			"seqs":      cmdSeqs,
-			"ptyclose":  cmdPtyClose,
-			"tty":       cmdTTY,
-			"fdcount":   cmdFDCount,
-			"procs":     cmdProcs,
-			"spread":    cmdSpread,
-			"nozombies": cmdNoZombies,
-			"plainagt":  cmdPlainAgt,
-			"term":      cmdTerm,
-			"filesize":  cmdFileSize,
-		},
+		Cmds: scriptCmds,
 	})
+}
+
+// markScript marks everything a script starts (testMarker in its environment), and has the
+// script's end kill what of it is left.
+func markScript(env *testscript.Env) {
+	marker := fmt.Sprintf("%s-%d-%d", filepath.Base(env.WorkDir), os.Getpid(), time.Now().UnixNano())
+	env.Setenv(testMarker, marker)
+	env.Defer(func() { killMarked(testMarker + "=" + marker) })
 }
 
 // killMarked SIGKILLs every process carrying kv in its environment, until none is left.
@@ -149,12 +159,24 @@ func killMarked(kv string) {
 // seconds, and a slow machine must not fail a test.
 const pollLimit = 60 * time.Second
 
-// poll calls cond every 10 ms until it holds, failing the script after pollLimit.
+// pollLimitKey holds, among a script's values, a longer bound than pollLimit for its waits.
+type pollLimitKey struct{}
+
+// limitOf is the bound of ts's waits.
+func limitOf(ts *testscript.TestScript) time.Duration {
+	if d, ok := ts.Value(pollLimitKey{}).(time.Duration); ok {
+		return d
+	}
+	return pollLimit
+}
+
+// poll calls cond every 10 ms until it holds, failing the script after its limit.
 func poll(ts *testscript.TestScript, what string, cond func() bool) {
-	deadline := time.Now().Add(pollLimit)
+	limit := limitOf(ts)
+	deadline := time.Now().Add(limit)
 	for !cond() {
 		if time.Now().After(deadline) {
-			ts.Fatalf("timed out after %s waiting for %s", pollLimit, what)
+			ts.Fatalf("timed out after %s waiting for %s", limit, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -83,14 +83,14 @@ func cmdTerm(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			return
 		}
-		deadline := time.Now().Add(pollLimit)
+		deadline := time.Now().Add(limitOf(ts))
 		for {
 			s := screen(name)
 			if re.MatchString(s) {
 				return
 			}
 			if time.Now().After(deadline) {
-				ts.Fatalf("timed out after %s waiting for %q on the screen of %s, which shows:\n%s", pollLimit, args[2], name, s)
+				ts.Fatalf("timed out after %s waiting for %q on the screen of %s, which shows:\n%s", limitOf(ts), args[2], name, s)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
@@ -170,9 +170,9 @@ func cmdTTY(ts *testscript.TestScript, neg bool, args []string) {
 	var out []byte
 	select {
 	case out = <-done:
-	case <-time.After(pollLimit):
+	case <-time.After(limitOf(ts)):
 		cmd.Process.Kill()
-		ts.Fatalf("%s still holds its terminal after %s", args[0], pollLimit)
+		ts.Fatalf("%s still holds its terminal after %s", args[0], limitOf(ts))
 	}
 	tty.Close()
 	err = cmd.Wait()

@@ -119,7 +119,11 @@ func TestDocs(t *testing.T) {
 				return err
 			}
 			env.Setenv("PATH", filepath.Join(env.WorkDir, "fakes", "bin")+string(os.PathListSeparator)+env.Getenv("PATH"))
-			return os.MkdirAll(home, 0o700)
+			// A person's git knows who they are.
+			if err := os.MkdirAll(home, 0o700); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tname = Docs Reader\n\temail = reader@example.com\n"), 0o600)
 		},
 	})
 }

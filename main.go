@@ -35,7 +35,9 @@ func main() {
 	}
 	// SIGINT, SIGTERM and SIGHUP cancel the context; a second one reaches commands.Again.
 	ctx := commands.SignalContext(context.Background())
-	err := commands.New(version).RunContext(ctx, os.Args)
+	// Flags after NAME are moved before it first: docker users type them there.
+	app := commands.New(version)
+	err := app.RunContext(ctx, commands.Args(app, os.Args))
 	os.Exit(exitCode(ctx, err))
 }
 

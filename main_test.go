@@ -16,6 +16,8 @@ import (
 	"agt/internal/testprog/fakeacp"
 	"agt/internal/testprog/fakeagent"
 	"agt/internal/testprog/fakejj"
+	"agt/internal/testprog/stdiotap"
+	"agt/internal/testprog/webhook"
 	"agt/pids"
 	"agt/spawn"
 )
@@ -65,6 +67,8 @@ func TestMain(m *testing.M) {
 		"fakeagent": fakeagent.Main,
 		"fakeacp":   fakeacp.Main,
 		"jj":        fakejj.Main,
+		"stdiotap":  stdiotap.Main,
+		"webhook":   webhook.Main,
 	})
 }
 

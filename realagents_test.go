@@ -394,23 +394,7 @@ func cmdRealEnv(ts *testscript.TestScript, neg bool, args []string) {
 			set("CLAUDE_CODE_MAX_RETRIES", "0")
 		}
 	case "codex":
-		cfg := fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "mock"
-check_for_update_on_startup = false
-
-[analytics]
-enabled = false
-
-[model_providers.mock]
-name = "Mock"
-base_url = "%s/v1"
-wire_api = "responses"
-env_key = "MOCK_API_KEY"
-`, url)
-		if !retries {
-			cfg += "request_max_retries = 0\nstream_max_retries = 0\n"
-		}
-		write(".codex/config.toml", cfg)
+		write(".codex/config.toml", codexMockConfig(url, retries))
 		set("CODEX_HOME", filepath.Join(home, ".codex"), "MOCK_API_KEY", "test-key")
 	case "opencode":
 		cfg, _ := json.Marshal(map[string]any{"autoupdate": false, "share": "disabled",
@@ -444,6 +428,28 @@ env_key = "MOCK_API_KEY"
 	cfg := filepath.Join(ts.Getenv("XDG_CONFIG_HOME"), "agt", "config.toml")
 	ts.Check(os.MkdirAll(filepath.Dir(cfg), 0o700))
 	ts.Check(os.WriteFile(cfg, []byte(fmt.Sprintf("connect_timeout = %q\n", realPollLimit)), 0o600))
+}
+
+// codexMockConfig is Codex's config.toml pointing it at the mock model at url; its own retries
+// of failed requests are off unless retries.
+func codexMockConfig(url string, retries bool) string {
+	cfg := fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[model_providers.mock]
+name = "Mock"
+base_url = "%s/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+`, url)
+	if !retries {
+		cfg += "request_max_retries = 0\nstream_max_retries = 0\n"
+	}
+	return cfg
 }
 
 // mocklog: print the mock's request log as JSON lines, for stdout and jsonl to check.

@@ -17,7 +17,8 @@ func agentsCommand() *cli.Command {
 			"Lists every agent kind, built-in or from agt.toml, and how agt runs it.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt agents\n" +
-			"   agt agents | jq -r 'select(.installed) | .name'",
+			"   agt agents | jq -r 'select(.installed) | .name'\n" +
+			"   agt agents | jq -r 'select(.version != \"\" and .version != .tested) | .name'",
 		Description: helpText("agents"),
 		Flags:       []cli.Flag{jsonFlag(), formatFlag("agents", agentRow{}, "{{.name}} {{.installed}}")},
 		Action: func(c *cli.Context) error {
@@ -40,6 +41,12 @@ func agentsCommand() *cli.Command {
 			for _, name := range config.Names(cfg.Kinds) {
 				k := cfg.Kinds[name]
 				r := agentRow{Kind: k, Installed: k.Installed(), Prompt: k.PromptVia()}
+				if t, ok := config.TestedRelease(k.Binary()); ok {
+					r.Tested = t.Version
+				}
+				if r.Installed && k.Binary() != "" {
+					r.Version = config.InstalledVersion(k.Binary())
+				}
 				switch out.mode {
 				case modeTable:
 					installed := "yes"
@@ -54,7 +61,7 @@ func agentsCommand() *cli.Command {
 					if k.Name == config.Exec {
 						argv = "COMMAND after --"
 					}
-					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Prompt), source, argv})
+					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Version), testedText(r), dash(r.Prompt), source, argv})
 				default:
 					if err := out.item(r, nil); err != nil {
 						return err
@@ -62,7 +69,7 @@ func agentsCommand() *cli.Command {
 				}
 			}
 			if out.mode == modeTable {
-				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "PROMPT", "FROM", "ARGV"}, rows)
+				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "VERSION", "TESTED", "PROMPT", "FROM", "ARGV"}, rows)
 			}
 			return nil
 		},
@@ -76,4 +83,22 @@ type agentRow struct {
 	// Prompt says how the prompt reaches it: stdin (out of the process table), argv (readable
 	// by every local user in ps), env, or "".
 	Prompt string `json:"prompt"`
+	// Version is the version of its program installed, "" when unknown; Tested the one agt's
+	// real-agent tests passed with, "" when none was tested.
+	Version string `json:"version"`
+	Tested  string `json:"tested"`
+}
+
+// testedText says whether agt was tested with the version installed: yes, no (and the tested
+// one), or "-" when there is nothing to compare.
+func testedText(r agentRow) string {
+	switch {
+	case r.Tested == "":
+		return "-"
+	case r.Version == r.Tested:
+		return "yes"
+	case r.Version == "":
+		return "? (" + r.Tested + ")"
+	}
+	return "no (" + r.Tested + ")"
 }

@@ -29,6 +29,7 @@ func New(version string) *cli.App {
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
 			sendCommand(), attachCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(), doctorCommand(),
 			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
+			diffCommand(), mergeCommand(), topCommand(),
 		},
 		DisableSliceFlagSeparator: true,
 		// Only main exits.
@@ -39,7 +40,11 @@ func New(version string) *cli.App {
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
-				return cli.Exit(fmt.Sprintf("unknown command %q\nhint: run 'agt --help' to list commands", c.Args().First()), 2)
+				name := c.Args().First()
+				if m := didYouMean(name, commandNames(c.App.Commands)); m != "" {
+					return cli.Exit(fmt.Sprintf("unknown command %q\nhint: did you mean 'agt %s'? 'agt --help' lists commands", name, m), 2)
+				}
+				return cli.Exit(fmt.Sprintf("unknown command %q\nhint: run 'agt --help' to list commands", name), 2)
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -63,6 +68,9 @@ func usageError(c *cli.Context, err error, _ bool) error {
 			flag = "-" + flag
 		}
 		msg = "unknown flag -" + flag
+		if m := didYouMean(flag, flagSpellings(c)); m != "" {
+			msg += "\nhint: did you mean " + m + "?"
+		}
 	}
 	// Errors of agt's own flags (agt --bogus) come with the app's name as the command's.
 	if name := commandPath(c); name != "" {
@@ -139,16 +147,5 @@ func takesValue(cmd *cli.Command, arg string) bool {
 
 // lookupFlag returns the command's flag spelled arg (-x, --xy, --xy=v), or nil.
 func lookupFlag(cmd *cli.Command, arg string) cli.Flag {
-	name := strings.TrimLeft(arg, "-")
-	if i := strings.IndexByte(name, '='); i >= 0 {
-		name = name[:i]
-	}
-	for _, f := range cmd.Flags {
-		for _, n := range f.Names() {
-			if n == name {
-				return f
-			}
-		}
-	}
-	return nil
+	return lookupFlagIn(cmd.Flags, arg)
 }

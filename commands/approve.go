@@ -1,11 +1,13 @@
 package commands
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"agt/spawn"
+	"agt/state"
 )
 
 func approveCommand() *cli.Command {
@@ -54,19 +56,42 @@ func runAnswer(c *cli.Context, op string) error {
 	if err != nil {
 		return err
 	}
-	req := spawn.Request{Op: op, Always: c.Bool("always"), Message: c.String("message")}
+	id := ""
 	if len(args) == 2 {
-		req.ID = args[1]
+		id = args[1]
 	}
-	r, err := spawn.Control(c.Context, a, req)
+	r, err := answer(c.Context, a, op, id, c.Bool("always"), c.String("message"))
 	if err != nil {
-		return controlError(a, err)
+		return err
 	}
+	fmt.Fprintln(c.App.ErrWriter, answered(a.Name, op, r))
+	return nil
+}
+
+// answer allows (op approve) or denies a's pending request id ("" for the only one): what
+// agt approve and agt deny do, and top's keys.
+func answer(ctx context.Context, a *state.Agent, op, id string, always bool, message string) (*spawn.Reply, error) {
+	r, err := spawn.Control(ctx, a, spawn.Request{Op: op, ID: id, Always: always, Message: message})
+	if err != nil {
+		return nil, controlError(a, err)
+	}
+	return r, nil
+}
+
+// answered says what an answer did: "allowed fix-auth Bash (toolu_01)".
+func answered(name, op string, r *spawn.Reply) string {
 	verb := "allowed"
 	if op == spawn.OpDeny {
 		verb = "denied"
 	}
-	fmt.Fprintf(c.App.ErrWriter, "%s %s %s (%s)\n", verb, a.Name, r.Tool, r.ID)
+	return fmt.Sprintf("%s %s %s (%s)", verb, name, termSafe(r.Tool), termSafe(r.ID))
+}
+
+// interruptTurn cancels a's running turn: agt interrupt, and top's key.
+func interruptTurn(ctx context.Context, a *state.Agent) error {
+	if _, err := spawn.Control(ctx, a, spawn.Request{Op: spawn.OpInterrupt}); err != nil {
+		return controlError(a, err)
+	}
 	return nil
 }
 
@@ -88,10 +113,7 @@ func interruptCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpInterrupt}); err != nil {
-				return controlError(a, err)
-			}
-			return nil
+			return interruptTurn(c.Context, a)
 		},
 	}
 }

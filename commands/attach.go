@@ -57,6 +57,10 @@ func runAttach(c *cli.Context) error {
 		return err
 	}
 	if !spec.TTY {
+		if ended(a) {
+			st := spawn.Observe(a)
+			return fmt.Errorf("cannot attach to %s: it is %s, and has no terminal\nhint: 'agt tail %s' prints what it did", a.Name, st.State, a.Name)
+		}
 		return watchReadOnly(c, a)
 	}
 	return attach(c, a, keys)

@@ -85,12 +85,15 @@ func targets(c *cli.Context, synopsis string, all bool) ([]*state.Agent, error) 
 		return nil, usagef(c, "-t %s: must not be negative", flagDuration(c, "timeout"))
 	}
 	for _, n := range names {
-		if err := state.ValidateName(n); err != nil {
+		if err := state.ValidateName(n); err != nil && !isPattern(n) {
 			return nil, cli.Exit(err, 2)
 		}
 	}
 	d, err := openRunDir(c)
 	if err != nil {
+		return nil, err
+	}
+	if names, err = expandPatterns(d, names); err != nil {
 		return nil, err
 	}
 	return agentsNamed(d, names)

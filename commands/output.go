@@ -38,6 +38,8 @@ type output struct {
 	color bool
 	// view renders events for people in table mode (tail, spawn --follow and --wait).
 	view *transcript
+	// status is the wait's status line on stderr, hidden before anything is printed.
+	status *liveStatus
 }
 
 // outputFor picks the format for c: --json → NDJSON; --format → template (or "table", "json");

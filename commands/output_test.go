@@ -35,7 +35,7 @@ func TestEventFieldAliases(t *testing.T) {
 
 func TestJSONFields(t *testing.T) {
 	got := jsonFields(reflect.TypeOf(workspaceRow{}))
-	want := []string{"agent", "type", "path", "repo", "name", "base", "branch", "change", "orphan", "missing", "dirty", "ahead"}
+	want := []string{"agent", "type", "path", "repo", "name", "base", "branch", "change", "from", "seeded", "orphan", "state", "missing", "dirty", "changed", "merged", "ahead", "behind", "into"}
 	if !slices.Equal(got, want) {
 		t.Errorf("jsonFields(workspaceRow) = %v, want %v", got, want)
 	}

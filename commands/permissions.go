@@ -2,6 +2,7 @@ package commands
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -13,14 +14,14 @@ func permissionsCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "permissions",
 		Usage: "list the permission requests agents wait on",
-		UsageText: "agt permissions [--json] [NAME...]\n\n" +
+		UsageText: "agt permissions [--json | --format TEMPLATE] [NAME...]\n\n" +
 			"Lists the pending permission requests of conversation agents, oldest first: the inbox that\n" +
 			"agt approve and agt deny answer.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt permissions\n" +
 			"   agt permissions | jq -r '\"agt approve \\(.agent) \\(.id)\"'",
 		Description: helpText("permissions"),
-		Flags:       []cli.Flag{jsonFlag()},
+		Flags:       []cli.Flag{jsonFlag(), formatFlag("permissions", permissionRow{}, "{{.agent}} {{.id}}")},
 		Action:      runPermissions,
 	}
 }
@@ -51,7 +52,9 @@ func runPermissions(c *cli.Context) error {
 		table := make([][]string, len(rows))
 		now := time.Now()
 		for i, r := range rows {
-			table[i] = []string{r.Agent, r.ID, r.Tool, oneLine(string(r.Input), 60), since(r.TS, now)}
+			// The input as text: the command, the path, the plan (not JSON with \u0026 for &).
+			input := strings.TrimPrefix(waitingLine(&spawn.Waiting{Reason: "permission", ID: r.ID, Tool: r.Tool, Input: r.Input}), "permission: "+r.Tool+" ")
+			table[i] = []string{r.Agent, safeLine(r.ID, 40), safeLine(r.Tool, 30), safeLine(input, 60), since(r.TS, now)}
 		}
 		return out.table([]string{"AGENT", "ID", "TOOL", "INPUT", "FOR"}, table)
 	}

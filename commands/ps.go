@@ -62,6 +62,10 @@ type psRow struct {
 	MaxCost   float64         `json:"max_cost,omitempty"`
 	Usage     state.Usage     `json:"usage"`
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	Group     string          `json:"group,omitempty"`
+	// WaitingFor is what the agent waits on a person for (spawn.WaitingFor), null when nobody:
+	// read from its inbox, not its status.
+	WaitingFor *spawn.Waiting `json:"waiting_for"`
 }
 
 func runPs(c *cli.Context) error {
@@ -142,7 +146,7 @@ func fastPs(args []string, w io.Writer, getenv func(string) string) (bool, error
 	}
 	out := &output{w: w, mode: modeJSON}
 	if !jsonOut && isTerminal(w) {
-		out.mode = modeTable
+		out.mode, out.color = modeTable, getenv("NO_COLOR") == ""
 	}
 	root, err := state.ResolveRoot(runDir)
 	if err != nil {
@@ -175,7 +179,9 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 		if st.CostUSD != nil {
 			st.CostUSD = roundUSD(*st.CostUSD) // sums of the agents' floats carry noise
 		}
-		rows = append(rows, rowOf(a.Name, st))
+		row := rowOf(a.Name, st)
+		row.WaitingFor = spawn.WaitingFor(a, st)
+		rows = append(rows, row)
 	}
 	if quiet {
 		var b strings.Builder
@@ -187,7 +193,7 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 		return err
 	}
 	if out.mode == modeTable {
-		header, table := psTable(rows)
+		header, table := psTable(rows, out.color)
 		return out.table(header, table)
 	}
 	// One buffered write for all rows: ps runs in shell prompts.
@@ -214,7 +220,7 @@ func rowOf(name string, st *state.Status) psRow {
 		Started: st.Started, Updated: st.Updated, Since: st.Since, Activity: st.Activity, Doing: st.Doing,
 		Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
 		SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, MaxCost: st.MaxCost, Usage: st.Usage,
-		Workspace: st.Workspace,
+		Workspace: st.Workspace, Group: st.Group,
 	}
 }
 
@@ -269,6 +275,28 @@ func (r *psRow) appendJSON(b []byte) []byte {
 	if len(r.Workspace) > 0 {
 		b = stream.AppendCompact(append(b, `,"workspace":`...), r.Workspace)
 	}
+	if r.Group != "" {
+		b = stream.AppendString(append(b, `,"group":`...), r.Group)
+	}
+	b = append(b, `,"waiting_for":`...)
+	if w := r.WaitingFor; w == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"reason":`...)
+		b = stream.AppendString(b, w.Reason)
+		if w.ID != "" {
+			b = append(b, `,"id":`...)
+			b = stream.AppendString(b, w.ID)
+			b = append(b, `,"tool":`...)
+			b = stream.AppendString(b, w.Tool)
+			if len(w.Input) > 0 {
+				b = stream.AppendCompact(append(b, `,"input":`...), w.Input)
+			}
+			b = append(b, `,"pending":`...)
+			b = strconv.AppendInt(b, int64(w.Pending), 10)
+		}
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 
@@ -278,14 +306,18 @@ func appendTime(b []byte, t time.Time) []byte {
 }
 
 // psTable renders the rows; a COST column appears when any agent reports a cost.
-func psTable(rows []psRow) ([]string, [][]string) {
+func psTable(rows []psRow, color bool) ([]string, [][]string) {
 	header := []string{"NAME", "KIND", "STATE", "REASON", "FOR", "PID", "RESTARTS"}
-	withCost := false
+	withCost, withGroup := false, false
 	for _, r := range rows {
 		withCost = withCost || r.CostUSD != nil || r.MaxCost > 0
+		withGroup = withGroup || r.Group != ""
 	}
 	if withCost {
 		header = append(header, "COST")
+	}
+	if withGroup {
+		header = append(header, "GROUP") // spawn --count: the tries at one task, NAME-1…NAME-N
 	}
 	header = append(header, "DIR")
 	home, _ := os.UserHomeDir()
@@ -297,16 +329,19 @@ func psTable(rows []psRow) ([]string, [][]string) {
 			pid = strconv.Itoa(r.PID)
 		}
 		dir := tildePath(r.Dir, home)
-		line := []string{r.Name, dash(r.Kind), r.State, dash(r.why(now)), since(r.Since, now), pid, strconv.Itoa(r.Restarts)}
+		line := []string{r.Name, dash(r.Kind), stateCell(r.State, color), dash(r.why(now)), since(r.Since, now), pid, strconv.Itoa(r.Restarts)}
 		if withCost {
 			cost := "-"
 			if r.CostUSD != nil {
-				cost = fmt.Sprintf("$%.2f", *r.CostUSD)
+				cost = usd(*r.CostUSD)
 			}
 			if r.MaxCost > 0 {
-				cost += fmt.Sprintf("/$%.2f", r.MaxCost) // spent against the budget
+				cost += "/" + usd(r.MaxCost) // spent against the budget
 			}
 			line = append(line, cost)
+		}
+		if withGroup {
+			line = append(line, dash(r.Group))
 		}
 		out[i] = append(line, dash(dir))
 	}
@@ -324,6 +359,11 @@ const reasonWidth = 60
 func (r *psRow) why(now time.Time) string {
 	s := r.Reason
 	switch {
+	case r.WaitingFor != nil && r.WaitingFor.Tool != "":
+		s = waitingLine(r.WaitingFor)
+		if n := r.WaitingFor.Pending - 1; n > 0 {
+			s = fmt.Sprintf("%s (+%d more)", s, n)
+		}
 	case r.State == stream.Stale && r.Reason == stream.ReasonStalled && !r.Activity.IsZero():
 		s += ": no output for " + since(r.Activity, now)
 		if r.Doing != "" {
@@ -337,7 +377,26 @@ func (r *psRow) why(now time.Time) string {
 	case r.State == stream.Running && s == "" && !r.Activity.IsZero() && now.Sub(r.Activity) >= idleShown:
 		s = "idle " + since(r.Activity, now)
 	}
-	return oneLine(s, reasonWidth) // whatever the agent wrote
+	return safeLine(s, reasonWidth) // whatever the agent wrote
+}
+
+// stateCell is the STATE column, coloured on a terminal: yellow for an agent that needs a
+// person, red for a failure, green at work, the terminal's own colour otherwise. Every cell
+// gets escapes of the same length, so that the table's columns still line up.
+func stateCell(st string, color bool) string {
+	if !color {
+		return st
+	}
+	sgr := "\x1b[39m"
+	switch st {
+	case stream.Waiting, stream.Stale:
+		sgr = sgrYellow
+	case stream.Failed, stream.Lost:
+		sgr = sgrRed
+	case stream.Running:
+		sgr = sgrGreen
+	}
+	return sgr + st + sgrReset
 }
 
 func dash(s string) string {

@@ -166,6 +166,7 @@ func TestPsRowFields(t *testing.T) {
 	var st state.Status
 	fill(reflect.ValueOf(&st).Elem())
 	row := rowOf("n", &st)
+	row.WaitingFor = &spawn.Waiting{Reason: "x"} // from the inbox, not the status
 	rv := reflect.ValueOf(row)
 	for i := 0; i < rv.NumField(); i++ {
 		f := rv.Type().Field(i)

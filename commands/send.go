@@ -14,6 +14,7 @@ import (
 	"agt/config"
 	"agt/spawn"
 	"agt/state"
+	"agt/stream"
 )
 
 func sendCommand() *cli.Command {
@@ -40,9 +41,11 @@ func sendCommand() *cli.Command {
 }
 
 func runSend(c *cli.Context) error {
+	// Flags after NAME were moved before it (Args); what follows NAME now is the message,
+	// which may start with a dash after --.
 	args := c.Args().Slice()
-	if err := flagAfterName(c, args); err != nil {
-		return err
+	if len(args) > 1 && args[1] == "--" {
+		args = append(args[:1:1], args[2:]...)
 	}
 	if c.Bool("keys") {
 		return sendKeys(c, args)
@@ -71,9 +74,9 @@ func runSend(c *cli.Context) error {
 	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue")) {
 		return usagef(c, "%s runs on a terminal, which has no turns to --wait or --queue for; agt send %s MESSAGE types it now", a.Name, a.Name)
 	}
-	r, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue")})
+	r, err := sendMessage(c.Context, a, msg, c.Bool("queue"))
 	if err != nil {
-		return controlError(a, err)
+		return err
 	}
 	if !c.Bool("wait") {
 		if isTerminal(c.App.ErrWriter) {
@@ -93,7 +96,19 @@ func runSend(c *cli.Context) error {
 	if r.Queued {
 		skip = 1 // the running turn's result comes first
 	}
+	out.status = startStatus(c.App.ErrWriter, func() string { return "waiting for the turn of " + stateLine(a) })
+	defer out.status.stop()
 	return printTurn(c.Context, out, a, r.Seq, skip)
+}
+
+// sendMessage gives a its next turn, msg (queued after the running one when queue is set):
+// agt send, and top's key.
+func sendMessage(ctx context.Context, a *state.Agent, msg string, queue bool) (*spawn.Reply, error) {
+	r, err := spawn.Control(ctx, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: queue})
+	if err != nil {
+		return nil, controlError(a, err)
+	}
+	return r, nil
 }
 
 // sendKeys is send --keys: keystrokes into a terminal agent.
@@ -121,10 +136,16 @@ func sendKeys(c *cli.Context, args []string) error {
 // errTurnFailed ends send --wait with exit 1 after a failed turn, quietly: its events say why.
 var errTurnFailed = cli.Exit("", 1)
 
-// printTurn prints a's events after seq until the result of a turn (after skip results), and
-// says with its error how the turn ended.
+// exitNeedsYou is the exit status of send --wait and spawn --wait when the turn stopped to ask
+// its user (a permission, a plan): agt permissions lists what, agt approve and deny answer.
+const exitNeedsYou = 4
+
+// printTurn prints a's events after seq until the result of a turn (after skip results), or
+// until the turn stops to ask its user, and says with its error how the turn ended: nil for an
+// ok result, exit 1 for a failed one, exitNeedsYou with a hint for a question.
 func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip int) error {
 	var ok, done bool
+	asks := ""
 	fn := func(line []byte) error {
 		if done || gjson.GetBytes(line, "seq").Int() <= seq {
 			return nil
@@ -133,6 +154,11 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 			return err
 		}
 		switch gjson.GetBytes(line, "type").Str {
+		case "state":
+			why := gjson.GetBytes(line, "reason").Str
+			if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) && skip == 0 {
+				asks, done = why, true
+			}
 		case "result":
 			if skip > 0 {
 				skip--
@@ -156,6 +182,9 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 		}
 	} else {
 		cursor.Close()
+	}
+	if asks != "" {
+		return cli.Exit(fmt.Sprintf("%s waits for you (%s)\nhint: 'agt permissions %s' shows what it asks; 'agt approve %s' or 'agt deny %s' answers", a.Name, asks, a.Name, a.Name, a.Name), exitNeedsYou)
 	}
 	if !ok {
 		return errTurnFailed

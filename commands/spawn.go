@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -38,10 +40,13 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --wait check -- go vet ./...      # exits with the command's code\n" +
 			"   agt spawn --wait --rm ci-tests -- make test   # a CI step: the name is free again after\n" +
 			"   agt spawn --tty --agent claude helper        # its own TUI, attached; Ctrl-\\ detaches\n" +
-			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach",
+			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach\n" +
+			"   agt spawn --count 3 --agent claude --prompt 'fix the login bug' fix   # fix-1, fix-2, fix-3\n" +
+			"   agt spawn --agent claude,codex --prompt 'fix the login bug' fix       # fix-1 (claude), fix-2 (codex)",
 		Description: helpText("spawn"),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent)"},
+			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent); a list (claude,codex) starts one of each as NAME-1, NAME-2…"},
+			&cli.IntFlag{Name: "count", Usage: "start `N` agents on the same task, NAME-1…NAME-N, each in a workspace of its own (a group, which ps shows)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
 			&cli.StringFlag{Name: "prompt-file", Usage: "read the prompt from `FILE` (- for stdin)"},
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "the model the agent uses (default $AGT_MODEL, for agent kinds)"},
@@ -63,7 +68,7 @@ func spawnCommand() *cli.Command {
 			&cli.Float64Flag{Name: "max-cost", Usage: "the agent's budget in `USD`: past it, it ends failed (budget)", DefaultText: "max_cost, or none", EnvVars: []string{"AGT_MAX_COST"}},
 			&cli.IntFlag{Name: "max-agents", Usage: "refuse to start when this many agents are alive (0: no limit)", DefaultText: "max_agents, or no limit", EnvVars: []string{"AGT_MAX_AGENTS"}},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print the agent's events until it ends (Ctrl-C detaches)"},
-			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code (Ctrl-C, SIGTERM or SIGHUP stops it; a second one kills it)"},
+			&cli.BoolFlag{Name: "wait", Usage: "print the agent's events and exit with its exit code; a conversation (--converse, ACP kinds) until its first turn ends: 0 ok, 1 failed, 4 when it stops to ask you (Ctrl-C, SIGTERM or SIGHUP stops it; a second one kills it)"},
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
@@ -89,6 +94,9 @@ func runSpawn(c *cli.Context) error {
 	if err := validNewName(name); err != nil {
 		return cli.Exit(err, 2)
 	}
+	if isGroupSpawn(c) {
+		return spawnGroup(c, name, argv)
+	}
 	if c.Bool("rm") && !c.Bool("wait") {
 		return usagef(c, "--rm needs --wait: agt spawn --wait --rm %s -- COMMAND (a detached agent's record stays until 'agt rm %s')", name, name)
 	}
@@ -105,10 +113,24 @@ func runSpawn(c *cli.Context) error {
 		return err
 	}
 	opts.Root = d.Root
-	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec); err != nil {
+	// A slow start (an ACP agent's handshake, a workspace's set-up) shows a status line.
+	var phase atomic.Pointer[string]
+	setPhase := func(s string) { phase.Store(&s) }
+	setPhase("starting " + name)
+	status := startStatus(c.App.ErrWriter, func() string { return *phase.Load() })
+	if opts.Prepare, err = workspacePrepare(c, cfg.Workspace, name, opts.Cwd, opts.Kind == config.Exec, programOf(opts.Argv, opts.Kind == config.Exec), status); err != nil {
+		status.stop()
 		return err
 	}
+	if prep := opts.Prepare; prep != nil {
+		opts.Prepare = func() (string, json.RawMessage, func(), error) {
+			setPhase("setting up the workspace of " + name)
+			defer setPhase("starting " + name)
+			return prep()
+		}
+	}
 	spawned, err := spawn.Start(c.Context, opts)
+	status.stop()
 	if err != nil {
 		if errors.Is(err, state.ErrNameTaken) {
 			return withHint(err, fmt.Sprintf("pick another name, or free this one: 'agt stop %s' if it runs, then 'agt rm %s'", name, name))
@@ -161,10 +183,25 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 			stopFollowing() // it may never end now: stop waiting for it
 		}
 	}()
-	err := followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
+	var err error
+	if conversation(a) {
+		// A conversation waits for its next message once a turn ends: its first turn is what
+		// spawn --wait waits for (or its stop to ask), its result the exit code.
+		err = printTurn(follow, out, a, 0, 0)
+		if err == errTurnFailed && ended(a) {
+			err = exitWithAgent(c, []*state.Agent{a}) // it ended before its turn did
+		}
+		if c.Bool("rm") && c.Context.Err() == nil {
+			if _, serr := spawn.Stop(context.WithoutCancel(c.Context), a, -1); serr != nil {
+				stopErr = serr
+			}
+		}
+	} else {
+		err = followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
+	}
 	stopFollowing()
 	<-stopped
-	if c.Context.Err() == nil && err == nil {
+	if c.Context.Err() == nil && err == nil && !conversation(a) {
 		err = exitWithAgent(c, []*state.Agent{a})
 	}
 	if stopErr != nil {
@@ -249,6 +286,12 @@ func validNewName(name string) error {
 }
 
 func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *config.Config, error) {
+	return spawnOptionsFor(c, name, argv, c.String("agent"), func() (*string, error) { return readPrompt(c) })
+}
+
+// spawnOptionsFor is spawnOptions for an agent of kind kindName ("" as for no --agent), with
+// the prompt that readIt reads: spawn --count reads it once for all.
+func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string, readIt func() (*string, error)) (spawn.Options, *config.Config, error) {
 	dir := c.String("dir")
 	if dir == "" {
 		var err error
@@ -278,11 +321,11 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
-	kind, err := pickKind(c, cfg, name, argv)
+	kind, err := pickKind(c, cfg, name, argv, kindName)
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
-	prompt, err := readPrompt(c)
+	prompt, err := readIt()
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
@@ -321,6 +364,7 @@ func spawnOptions(c *cli.Context, name string, argv []string) (spawn.Options, *c
 			Allow:          cfg.Policy.Allow, Deny: cfg.Policy.Deny,
 			MaxCost: cfg.MaxCost,
 			OnState: cfg.OnState, HookTimeout: state.Duration(cfg.HookTimeout),
+			Notify:       notifySpec(cfg.Notify),
 			ResumePrompt: kind.ResumePrompt,
 			Restart:      cfg.Restart.Policy, MaxRestarts: cfg.Restart.MaxRestarts,
 			RestartDelay:    state.Duration(cfg.Restart.Delay),
@@ -422,8 +466,7 @@ func ttySize() (rows, cols int) {
 
 // pickKind decides what to run: --agent KIND, else a command after -- (exec), else the
 // configured default_agent.
-func pickKind(c *cli.Context, cfg *config.Config, name string, argv []string) (*config.Kind, error) {
-	kindName := c.String("agent")
+func pickKind(c *cli.Context, cfg *config.Config, name string, argv []string, kindName string) (*config.Kind, error) {
 	switch {
 	case kindName != "" && len(argv) > 0 && kindName != config.Exec:
 		return nil, usagef(c, "give --agent %s or a command after --, not both (pass the agent's own flags with --arg)", kindName)

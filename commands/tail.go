@@ -88,6 +88,7 @@ func runTail(c *cli.Context) error {
 			names[i] = a.Name
 		}
 		out.view = newTranscript(out, names)
+		out.view.bell = c.Bool("follow") && isTerminal(c.App.Writer) && bellWanted()
 	}
 	if c.Bool("follow") {
 		var all *state.Dir
@@ -210,6 +211,7 @@ func closeAll(cursors []*state.Cursor) {
 // the transcript.
 func printEvent(out *output, line []byte) error {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
+	out.status.hide()
 	switch out.mode {
 	case modeTable:
 		if out.view == nil {
@@ -242,6 +244,9 @@ func followEvents(ctx context.Context, out *output, agents []*state.Agent, f tai
 	if err := bw.Flush(); err != nil {
 		closeAll(cursors)
 		return err
+	}
+	if out.view != nil {
+		out.view.live = true // the past is printed: what comes now may ring the bell
 	}
 	fl := &follower{ctx: ctx, out: out, bw: bw, f: f, following: map[string]*followed{}}
 	for i, a := range agents {

@@ -34,10 +34,13 @@ type transcript struct {
 	width int
 	// nameWidth pads names so that what agents say starts in one column.
 	nameWidth int
+	// denied holds the agents whose last event was a denied permission: the failed tool
+	// result that follows says the denial again, and is not shown.
+	denied map[string]bool
+	// bell rings the terminal's bell when an agent starts to wait for its user or fails, once
+	// live is set: for what happens now, not for the past printed first.
+	bell, live bool
 }
-
-// summaryMax bounds what a line shows of a tool's input or result.
-const summaryMax = 100
 
 // newTranscript returns the view for out, with names padded to the longest of names.
 func newTranscript(out *output, names []string) *transcript {
@@ -87,6 +90,9 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 		return nil
 	}
 	t.nameWidth = max(t.nameWidth, utf8.RuneCountInString(ev.Agent))
+	if t.denial(&ev) {
+		return nil
+	}
 	style, body := t.body(&ev, line)
 	if body == "" {
 		return nil
@@ -108,8 +114,36 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 		b.WriteString(t.paint(style, l))
 		b.WriteByte('\n')
 	}
+	if t.bell && t.live && ev.Type == stream.TypeState && notifies(ev.From, ev.To) {
+		b.WriteByte('\a')
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// notifies reports whether a change of state is one a person hears of: an agent starts to wait
+// for them, or fails.
+func notifies(from, to string) bool {
+	return to == stream.Failed || to == stream.Waiting && from != stream.Waiting && from != stream.Stale
+}
+
+// denial reports whether ev is the failed tool result that follows a denied permission, which
+// the denial's line said already, and remembers denials.
+func (t *transcript) denial(ev *stream.Event) bool {
+	switch ev.Type {
+	case stream.TypePermission:
+		if t.denied == nil {
+			t.denied = map[string]bool{}
+		}
+		t.denied[ev.Agent] = ev.Decision == "deny"
+	case stream.TypeToolResult:
+		was := t.denied[ev.Agent]
+		delete(t.denied, ev.Agent)
+		return was && !ev.OK
+	case stream.TypeToolUse, stream.TypeResult, stream.TypeText, stream.TypeExit:
+		delete(t.denied, ev.Agent)
+	}
+	return false
 }
 
 // body is what the transcript shows of an event, and its style.
@@ -160,7 +194,8 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 		case "deny":
 			return "", t.paint(sgrRed, "✗ denied "+ev.Tool) + summary("  ", ev.Input)
 		}
-		return sgrYellow, "? " + ev.Tool + " asks permission" + summary(": ", ev.Input)
+		return sgrYellow, "? " + ev.Tool + " asks permission" + summary(": ", ev.Input) +
+			fmt.Sprintf("\n  answer: agt approve %s %s · agt deny --message TEXT %s %s", ev.Agent, ev.ID, ev.Agent, ev.ID)
 	case stream.TypeResult:
 		return t.result(ev)
 	case stream.TypeOutput:
@@ -216,7 +251,7 @@ func (t *transcript) result(ev *stream.Event) (string, string) {
 		fmt.Fprintf(&b, " · %s in / %s out tokens", thousands(u.InputTokens+u.CacheReadTokens+u.CacheWriteTokens), thousands(u.OutputTokens))
 	}
 	if ev.CostUSD != nil {
-		fmt.Fprintf(&b, " · $%.4f", *ev.CostUSD)
+		b.WriteString(" · " + usd(*ev.CostUSD))
 	}
 	if !ev.OK {
 		if text := firstLine(ev.Text); text != "" {
@@ -227,35 +262,12 @@ func (t *transcript) result(ev *stream.Event) (string, string) {
 	return sgrBold, b.String()
 }
 
-// summary is sep and one line of a tool's input: the command, path, pattern or the like it
-// names, else its JSON; "" for none.
+// summary is sep and one line of a tool's input (stream.InputLine); "" for none.
 func summary(sep string, input json.RawMessage) string {
-	in := gjson.ParseBytes(input)
-	var s string
-	for _, key := range []string{"command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt"} {
-		if v := in.Get(key); v.Exists() {
-			if v.IsArray() { // Codex: ["bash", "-lc", "go test ./..."]
-				var parts []string
-				for _, p := range v.Array() {
-					parts = append(parts, p.String())
-				}
-				s = strings.Join(parts, " ")
-			} else {
-				s = v.String()
-			}
-			break
-		}
+	if s := stream.InputLine(input); s != "" {
+		return sep + s
 	}
-	if s == "" && len(bytes.TrimSpace(input)) > 0 && string(bytes.TrimSpace(input)) != "{}" && string(bytes.TrimSpace(input)) != "null" {
-		var b bytes.Buffer
-		if json.Compact(&b, input) == nil {
-			s = b.String()
-		}
-	}
-	if s = firstLine(s); s == "" {
-		return ""
-	}
-	return sep + s
+	return ""
 }
 
 // resultSummary is the first line of a tool's output, cut, and how many lines more it had.
@@ -277,17 +289,8 @@ func resultSummary(output json.RawMessage) string {
 	return s
 }
 
-// firstLine is the first line of s, tabs made spaces, cut to summaryMax characters.
-func firstLine(s string) string {
-	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
-	s = strings.TrimSpace(strings.ReplaceAll(s, "\t", "  "))
-	if r := []rune(s); len(r) > summaryMax {
-		return string(r[:summaryMax-1]) + "…"
-	} else if cut {
-		return s + " …"
-	}
-	return s
-}
+// firstLine is the first line of s, cut (stream.FirstLine).
+func firstLine(s string) string { return stream.FirstLine(s) }
 
 // wrapProse breaks lines longer than width at spaces.
 func wrapProse(lines []string, width int) []string {

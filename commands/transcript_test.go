@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"agt/stream"
 )
 
 // The transcript as a whole is checked on a real terminal by testdata/script/tail_format_table;
@@ -15,7 +17,7 @@ func TestFirstLine(t *testing.T) {
 		"ok":                     "ok",
 		"  one\ntwo\n":           "one …",
 		"a\tb":                   "a  b",
-		strings.Repeat("x", 120): strings.Repeat("x", summaryMax-1) + "…",
+		strings.Repeat("x", 120): strings.Repeat("x", stream.LineMax-1) + "…",
 	} {
 		if got := firstLine(in); got != want {
 			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
@@ -89,6 +91,33 @@ func TestBuildInfoString(t *testing.T) {
 	} {
 		if got := tc.b.String(); got != tc.want {
 			t.Errorf("%+v.String() = %q, want %q", tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestTranscriptBell: tail -f rings the bell when an agent starts to wait for its user or
+// fails, once the past is printed, and not for other changes.
+func TestTranscriptBell(t *testing.T) {
+	line := func(from, to string) []byte {
+		return []byte(`{"v":1,"ts":"2026-01-01T00:00:00Z","agent":"a","seq":1,"type":"state","from":"` + from + `","to":"` + to + `","reason":"x"}`)
+	}
+	for _, tc := range []struct {
+		from, to   string
+		bell, live bool
+		want       bool
+	}{
+		{"running", "waiting", true, true, true},
+		{"running", "failed", true, true, true},
+		{"waiting", "waiting", true, true, false},
+		{"waiting", "running", true, true, false},
+		{"running", "waiting", true, false, false}, // the past
+		{"running", "waiting", false, true, false}, // bell = false
+	} {
+		tr := &transcript{bell: tc.bell, live: tc.live}
+		var b strings.Builder
+		tr.event(&b, line(tc.from, tc.to))
+		if got := strings.Contains(b.String(), "\a"); got != tc.want {
+			t.Errorf("%s → %s (bell %v, live %v): rang %v, want %v", tc.from, tc.to, tc.bell, tc.live, got, tc.want)
 		}
 	}
 }

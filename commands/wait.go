@@ -21,17 +21,19 @@ func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "wait",
 		Usage: "wait for agents to end and exit with their exit code",
-		UsageText: "agt wait [--until final|waiting] [--timeout DURATION] NAME...\n\n" +
+		UsageText: "agt wait [--until final|waiting] [--any] [--timeout DURATION] NAME...\n\n" +
 			"Blocks until every named agent has ended, then exits with the first non-zero exit code\n" +
 			"among them.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt wait build && echo built\n" +
 			"   agt wait --timeout 10m a b c; echo \"first failure: $?\"\n" +
-			"   agt wait --until waiting fix-auth && agt permissions fix-auth",
+			"   agt wait --until waiting fix-auth && agt permissions fix-auth\n" +
+			"   agt wait --any --until waiting a b c   # the first that needs you",
 		Description: helpText("wait"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Value: "final", Usage: "final: every agent ended; waiting: every agent needs a person, or ended", EnvVars: []string{"AGT_WAIT_UNTIL"}},
 			durationFlag("timeout", "", "give up after this long (a duration, or seconds) and exit 124", "none", "AGT_WAIT_TIMEOUT"),
+			&cli.BoolFlag{Name: "any", Usage: "return when the first of the agents reaches the condition, with its code"},
 			jsonFlag(),
 			formatFlag("wait", waitResult{}, "{{.name}} {{.exit_code}}"),
 		},
@@ -58,9 +60,15 @@ func waitCommand() *cli.Command {
 			if until == "waiting" {
 				return waitUntilWaiting(c, ctx, out, agents)
 			}
+			if c.Bool("any") {
+				return waitAny(c, ctx, out, agents)
+			}
 			for _, a := range agents {
 				// The supervisor holds the lock until the final status is written.
-				if err := a.WaitFree(ctx); err != nil {
+				status := startStatus(c.App.ErrWriter, func() string { return "waiting for " + stateLine(a) })
+				err := a.WaitFree(ctx)
+				status.stop()
+				if err != nil {
 					if c.Context.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 						return cli.Exit(fmt.Sprintf("timed out after %s: %s is still %s", flagDuration(c, "timeout"), a.Name, spawn.Observe(a).State), exitTimedOut)
 					}
@@ -86,8 +94,11 @@ const waitPoll = 50 * time.Millisecond
 func waitUntilWaiting(c *cli.Context, ctx context.Context, out *output, agents []*state.Agent) error {
 	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
+	status := startStatus(c.App.ErrWriter, func() string { return "waiting until " + waitingOn(agents) + " needs you" })
+	defer status.stop()
 	for {
 		ready, ended := 0, false
+		var first *state.Agent
 		for _, a := range agents {
 			st := spawn.Observe(a)
 			switch {
@@ -96,7 +107,21 @@ func waitUntilWaiting(c *cli.Context, ctx context.Context, out *output, agents [
 			case stream.IsFinal(st.State) || st.State == stream.Lost || st.State == spawn.Unknown && !a.Supervised():
 				ready++
 				ended = true
+			default:
+				continue
 			}
+			if first == nil {
+				first = a
+			}
+		}
+		if first != nil && c.Bool("any") {
+			if err := printEnded(out, first); err != nil {
+				return err
+			}
+			if st := spawn.Observe(first); !needsPerson(st) {
+				return cli.Exit("", exitEndedInstead)
+			}
+			return nil
 		}
 		if ready == len(agents) {
 			for _, a := range agents {
@@ -159,4 +184,53 @@ func printEnded(out *output, a *state.Agent) error {
 		human = append(human, "("+st.Reason+")")
 	}
 	return out.line(r, strings.Join(human, " "))
+}
+
+// waitAny is wait --any: it returns when the first of agents ends, printing it, with its code.
+func waitAny(c *cli.Context, ctx context.Context, out *output, agents []*state.Agent) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	status := startStatus(c.App.ErrWriter, func() string { return "waiting for the first of " + waitingOn(agents) })
+	defer status.stop()
+	first := make(chan *state.Agent, len(agents))
+	errs := make(chan error, len(agents))
+	for _, a := range agents {
+		go func() {
+			if err := a.WaitFree(ctx); err != nil {
+				errs <- err
+				return
+			}
+			first <- a
+		}()
+	}
+	select {
+	case a := <-first:
+		if err := printEnded(out, a); err != nil {
+			return err
+		}
+		return exitWithAgent(c, []*state.Agent{a})
+	case <-ctx.Done():
+		if c.Context.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return cli.Exit(fmt.Sprintf("timed out after %s: none of the agents ended", flagDuration(c, "timeout")), exitTimedOut)
+		}
+		return ctx.Err()
+	case err := <-errs:
+		return err
+	}
+}
+
+// waitingOn names the agents a wait is on, for its status line: "a", "a, b and c", "12 agents".
+func waitingOn(agents []*state.Agent) string {
+	switch n := len(agents); {
+	case n == 1:
+		return stateLine(agents[0])
+	case n <= 4:
+		names := make([]string, n)
+		for i, a := range agents {
+			names[i] = a.Name
+		}
+		return strings.Join(names[:n-1], ", ") + " and " + names[n-1]
+	default:
+		return fmt.Sprintf("%d agents", n)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -20,7 +21,7 @@ import (
 // runs where it is typed unless a workspace is asked for (--workspace, --base, or a mode in
 // agt.toml other than auto): in a worktree it would not see the uncommitted and ignored files
 // a build needs, and a worktree of a large repository costs seconds.
-func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, plain bool) (func() (string, json.RawMessage, func(), error), error) {
+func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, plain bool, program string, status *liveStatus) (func() (string, json.RawMessage, func(), error), error) {
 	mode, base := c.String("workspace"), c.String("base")
 	if mode == "" {
 		mode = cfg.Mode // agt.toml's [workspace] mode, auto by default
@@ -50,6 +51,9 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, pl
 		Mode: mode, Dir: dir, Name: name, Base: base,
 		Root: cfg.Root, BranchPrefix: cfg.BranchPrefix, Setup: cfg.Setup, Copy: cfg.Copy,
 	}
+	if status != nil {
+		opts.Output = status // the set-up's output, its last line in the status line
+	}
 	reg := registry(c)
 	return func() (string, json.RawMessage, func(), error) {
 		if kind := mode; isTerminal(c.App.ErrWriter) {
@@ -57,6 +61,7 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, pl
 				kind = workspace.Detect(dir)
 			}
 			if what := map[string]string{workspace.Git: "a git worktree", workspace.JJ: "a jj workspace"}[kind]; what != "" {
+				status.hide()
 				fmt.Fprintf(c.App.ErrWriter, "agt: making %s for %s…\n", what, name)
 			}
 		}
@@ -81,8 +86,53 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, pl
 			workspace.Discard(ws)
 			reg.Forget(ws)
 		}
+		if err := programInWorkspace(ws, dir, program); err != nil {
+			undo()
+			return "", nil, nil, err
+		}
 		return ws.Workdir(dir), b, undo, nil
 	}, nil
+}
+
+// programOf is the program an agent starts, as a path a workspace can lack: argv[0] of a
+// plain command (agt doubles its $ signs), or of a kind whose start names a path; "" when
+// argv[0] is a template token.
+func programOf(argv []string, plain bool) string {
+	if len(argv) == 0 {
+		return ""
+	}
+	if plain {
+		return strings.ReplaceAll(argv[0], "$$", "$")
+	}
+	if strings.Contains(argv[0], "$") {
+		return ""
+	}
+	return argv[0]
+}
+
+// programInWorkspace checks that a program named by a relative path (./run-agent.sh,
+// scripts/agent) is in the new workspace, where it runs: a worktree holds only what is
+// committed, so a script the user has not committed is missing there. It says where it
+// looked and why the file is not there.
+func programInWorkspace(ws *workspace.Workspace, dir, program string) error {
+	if !strings.Contains(program, "/") || filepath.IsAbs(program) {
+		return nil
+	}
+	workdir := ws.Workdir(dir)
+	if _, err := os.Stat(filepath.Join(workdir, program)); err == nil {
+		return nil
+	}
+	made := fmt.Sprintf("a git worktree made from commit %.12s", ws.Base)
+	if ws.Type == workspace.JJ {
+		made = fmt.Sprintf("a jj workspace made from revision %.12s", ws.Base)
+	}
+	why := "which does not hold it either"
+	hint := "give the program's absolute path, or check its name"
+	if _, err := os.Stat(filepath.Join(dir, program)); err == nil {
+		why = fmt.Sprintf("it is in %s but not committed, and a new workspace holds only what is", dir)
+		hint = fmt.Sprintf("commit it, give its absolute path (%s), or spawn with --workspace none", filepath.Join(dir, program))
+	}
+	return withHint(fmt.Errorf("%s is not in the agent's new workspace %s (%s): %s", program, workdir, made, why), hint)
 }
 
 // registry is the run directory's list of the workspaces agt made; nil when the run directory

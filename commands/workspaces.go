@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,20 +10,24 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"agt/spawn"
+	"agt/state"
+	"agt/stream"
 	"agt/workspace"
 )
 
 func workspacesCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "workspaces",
-		Usage: "list the workspaces agt made, and prune those no agent holds",
+		Usage: "list the workspaces agt made, whether their work is merged, and prune them",
 		UsageText: "agt workspaces [--json | --format T]\n" +
-			"agt workspaces prune [--force] [--dry-run]\n\n" +
-			"Lists every jj workspace and git worktree that spawn made, the orphans included.\n\n" +
+			"agt workspaces prune [--merged] [--force] [--dry-run]\n\n" +
+			"Lists every jj workspace and git worktree that spawn made, the orphans included, and\n" +
+			"whether their work is merged into the branch it started from.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt workspaces\n" +
-			"   agt workspaces --format '{{.agent}} {{.path}} {{.orphan}}'\n" +
-			"   agt workspaces prune\n" +
+			"   agt workspaces --format '{{.agent}} {{.merged}} {{.ahead}} {{.behind}}'\n" +
+			"   agt workspaces prune --merged --dry-run\n" +
 			"   agt workspaces prune --force",
 		Description: helpText("workspaces"),
 		Flags: []cli.Flag{
@@ -43,7 +48,7 @@ func workspacesCommand() *cli.Command {
 			}
 			if out.mode != modeTable {
 				for _, r := range rows {
-					if err := out.item(r, nil); err != nil {
+					if err := out.item(r.shown(), nil); err != nil {
 						return err
 					}
 				}
@@ -52,39 +57,22 @@ func workspacesCommand() *cli.Command {
 			home, _ := os.UserHomeDir()
 			table := make([][]string, len(rows))
 			for i, r := range rows {
-				owner := "record"
-				if r.Orphan {
-					owner = "orphan"
-				}
-				changes := "clean"
-				switch {
-				case r.Missing:
-					changes = "missing"
-				case r.Dirty:
-					changes = "dirty"
-				}
-				ahead := "-"
-				if r.Ahead >= 0 {
-					ahead = strconv.Itoa(r.Ahead)
-				}
-				branch := r.Branch
-				if r.Type == workspace.JJ {
-					branch = "jj:" + r.Name
-				}
-				table[i] = []string{r.Agent, owner, changes, ahead, dash(branch), tildePath(r.Path, home)}
+				table[i] = r.cells(home)
 			}
-			return out.table([]string{"AGENT", "OWNER", "CHANGES", "AHEAD", "BRANCH", "PATH"}, table)
+			return out.table([]string{"AGENT", "OWNER", "MERGED", "DIRTY", "AHEAD", "BEHIND", "INTO", "BRANCH", "PATH"}, table)
 		},
 		Subcommands: []*cli.Command{{
 			Name:  "prune",
-			Usage: "remove the workspaces that no agent's record holds",
-			UsageText: "agt workspaces prune [--force] [--dry-run]\n\n" +
+			Usage: "remove the workspaces that no agent's record holds; with --merged, the merged ones",
+			UsageText: "agt workspaces prune [--merged] [--force] [--dry-run]\n\n" +
 				"Removes every orphan workspace, keeping those that hold unsaved work unless --force.\n\n" +
 				"EXAMPLES:\n" +
 				"   agt workspaces prune --dry-run\n" +
+				"   agt workspaces prune --merged\n" +
 				"   agt workspaces prune --force",
 			Description: helpText("workspaces prune"),
 			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "merged", Usage: "remove only merged workspaces, those of ended agents too (with their records)"},
 				&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove orphans even when they hold unsaved work"},
 				&cli.BoolFlag{Name: "dry-run", Usage: "say what would be removed, remove nothing"},
 				jsonFlag(),
@@ -100,10 +88,53 @@ func workspacesCommand() *cli.Command {
 type workspaceRow struct {
 	Agent string `json:"agent"`
 	workspace.Workspace
-	Orphan  bool `json:"orphan"`  // no agent's record holds it
-	Missing bool `json:"missing"` // its directory is gone; its branch or jj name remains
-	Dirty   bool `json:"dirty"`   // it holds uncommitted changes
-	Ahead   int  `json:"ahead"`   // commits on top of its base; -1 unknown
+	Orphan  bool     `json:"orphan"`            // no agent's record holds it
+	State   string   `json:"state,omitempty"`   // its agent's state; "" for an orphan
+	Missing bool     `json:"missing"`           // its directory is gone; its branch or jj name remains
+	Dirty   bool     `json:"dirty"`             // it holds the agent's uncommitted changes
+	Changed []string `json:"changed,omitempty"` // those files
+	Merged  bool     `json:"merged"`            // all its work is in the branch it started from
+	Ahead   int      `json:"ahead"`             // commits that branch lacks; -1 unknown
+	Behind  int      `json:"behind"`            // commits of that branch it lacks; -1 unknown
+	Into    string   `json:"into,omitempty"`    // that branch (git)
+	agent   *state.Agent
+}
+
+// shown is the row as printed: without the seeds' checksums, which say nothing to a reader.
+func (r workspaceRow) shown() workspaceRow {
+	r.Seeded = nil
+	return r
+}
+
+// cells is the row in the table.
+func (r *workspaceRow) cells(home string) []string {
+	owner := "record"
+	if r.Orphan {
+		owner = "orphan"
+	}
+	merged, dirty := "no", "no"
+	if r.Merged {
+		merged = "yes"
+	}
+	switch {
+	case r.Missing:
+		merged, dirty = "-", "missing"
+	case r.Dirty:
+		dirty = fmt.Sprintf("%d file%s", len(r.Changed), plural(len(r.Changed)))
+	}
+	branch := r.Branch
+	if r.Type == workspace.JJ {
+		branch = "jj:" + r.Name
+	}
+	return []string{r.Agent, owner, merged, dirty, count(r.Ahead), count(r.Behind), dash(r.Into), dash(branch), tildePath(r.Path, home)}
+}
+
+// count is n, or - when it is unknown (negative).
+func count(n int) string {
+	if n < 0 {
+		return "-"
+	}
+	return strconv.Itoa(n)
 }
 
 // listWorkspaces finds the workspaces of the agents' records and of the registry (orphans
@@ -125,7 +156,7 @@ func listWorkspaces(c *cli.Context) ([]workspaceRow, error) {
 			continue
 		}
 		held[ws.Path] = true
-		rows = append(rows, workspaceRow{Agent: a.Name, Workspace: *ws})
+		rows = append(rows, workspaceRow{Agent: a.Name, Workspace: *ws, State: spawn.Observe(a).State, agent: a})
 	}
 	reg := registry(c)
 	entries, err := reg.List()
@@ -148,17 +179,18 @@ func listWorkspaces(c *cli.Context) ([]workspaceRow, error) {
 			}
 			r.Missing = true
 		}
-		r.Missing, r.Dirty, r.Ahead = r.Missing || cond.Missing, cond.Dirty, cond.Ahead
+		r.Missing, r.Dirty, r.Changed = r.Missing || cond.Missing, cond.Dirty, cond.Changed
+		r.Merged, r.Ahead, r.Behind, r.Into = cond.Merged, cond.Ahead, cond.Behind, cond.Target
 		kept = append(kept, r)
 	}
 	return kept, c.Context.Err()
 }
 
-// pruneResult is what prune did to one orphan.
+// pruneResult is what prune did to one workspace, or would do (--dry-run).
 type pruneResult struct {
 	Agent   string   `json:"agent"`
 	Path    string   `json:"path"`
-	Action  string   `json:"action"` // removed, kept, would remove
+	Action  string   `json:"action"` // removed, kept; would remove, would keep
 	Removed []string `json:"removed,omitempty"`
 	Why     string   `json:"why,omitempty"` // kept: the unsaved work
 }
@@ -176,33 +208,39 @@ func runWorkspacesPrune(c *cli.Context) error {
 		return err
 	}
 	reg := registry(c)
+	merged, dry, force := c.Bool("merged"), c.Bool("dry-run"), c.Bool("force")
+	would := ""
+	if dry {
+		would = "would "
+	}
 	failed := false
 	for _, r := range rows {
-		if !r.Orphan {
+		ended := r.agent != nil && stream.IsFinal(r.State)
+		if merged && !r.Merged || !r.Orphan && !(merged && ended) {
 			continue
 		}
-		res := pruneResult{Agent: r.Agent, Path: r.Path, Action: "would remove"}
-		human := "would remove " + r.Workspace.String() + " (of " + r.Agent + ")"
-		if !c.Bool("dry-run") {
-			removed, err := workspace.Remove(c.Context, &r.Workspace, c.Bool("force"))
-			res.Removed = removed
-			switch {
-			case err == nil:
-				reg.Forget(&r.Workspace)
-				res.Action = "removed"
-				human = "removed " + r.Workspace.String() + " (of " + r.Agent + ")"
-			case errors.Is(err, workspace.ErrUnsaved):
-				why, _, _ := strings.Cut(err.Error(), "\n")
-				res.Action, res.Why = "kept", why
-				human = fmt.Sprintf("kept %s (of %s): %s; --force removes it", r.Workspace.String(), r.Agent, why)
-			default:
-				if c.Context.Err() != nil {
-					return c.Context.Err()
-				}
-				warn(c, "prune", r.Path, err)
-				failed = true
-				continue
+		removed, err := pruneOne(c.Context, reg, &r, force, dry)
+		res := pruneResult{Agent: r.Agent, Path: r.Path, Action: would + "remove", Removed: removed}
+		human := fmt.Sprintf("%sremove %s (of %s)", would, r.Workspace.String(), r.Agent)
+		switch {
+		case err == nil:
+			if !dry {
+				res.Action, human = "removed", "removed"+strings.TrimPrefix(human, "remove")
 			}
+		case errors.Is(err, workspace.ErrUnsaved):
+			why, _, _ := strings.Cut(err.Error(), "\n")
+			res.Action, res.Why, res.Removed = would+"keep", why, nil
+			if !dry {
+				res.Action = "kept"
+			}
+			human = fmt.Sprintf("%s %s (of %s): %s; --force removes it", res.Action, r.Workspace.String(), r.Agent, why)
+		default:
+			if c.Context.Err() != nil {
+				return c.Context.Err()
+			}
+			warn(c, "prune", r.Path, err)
+			failed = true
+			continue
 		}
 		if err := out.line(res, human); err != nil {
 			return err
@@ -212,4 +250,27 @@ func runWorkspacesPrune(c *cli.Context) error {
 		return cli.Exit("", 1)
 	}
 	return nil
+}
+
+// pruneOne removes the workspace of r (dry: says what it would remove): an orphan's, or that
+// of an agent that ended, with its record.
+func pruneOne(ctx context.Context, reg *workspace.Registry, r *workspaceRow, force, dry bool) ([]string, error) {
+	switch {
+	case r.Orphan && dry:
+		return workspace.WouldRemove(ctx, &r.Workspace, force)
+	case r.Orphan:
+		removed, err := workspace.Remove(ctx, &r.Workspace, force)
+		if err == nil {
+			reg.Forget(&r.Workspace)
+		}
+		return removed, err
+	case dry:
+		removed, err := workspace.WouldRemove(ctx, &r.Workspace, force)
+		return append(removed, "record"), err
+	}
+	res, err := rmAgent(ctx, r.agent, rmOptions{workspace: true, force: force, grace: -1, registry: reg})
+	if res == nil {
+		return nil, err
+	}
+	return res.Removed, err
 }

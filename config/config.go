@@ -42,6 +42,7 @@ type Config struct {
 	MaxCostTotal   float64       // the run directory's: spawn and send refuse past it; 0: none
 	LogMaxSize     int64         // bytes at which events.ndjson (and a terminal agent's tty.log) rotates
 	DetachKeys     string        // the keys that detach agt attach, such as "ctrl-\\"
+	Notify         Notify        // [notify]: desktop, webhook, bell
 	Workspace      Workspace
 	Kinds          map[string]*Kind
 	Files          []string // the files read, user file first
@@ -90,6 +91,7 @@ type file struct {
 	Deny           []string            `toml:"deny"`
 	LogMaxSize     any                 `toml:"log_max_size"` // a size string or a number of bytes
 	DetachKeys     *string             `toml:"detach_keys"`
+	Notify         *notifyTable        `toml:"notify"`
 	Workspace      *workspaceTable     `toml:"workspace"`
 	Agents         map[string]kindFile `toml:"agents"`
 }
@@ -213,6 +215,7 @@ func Load(dir string) (*Config, error) {
 		ConnectTimeout: DefaultConnectTimeout,
 		Restart:        DefaultRestart, LogMaxSize: DefaultLogMaxSize,
 		Workspace: Workspace{Mode: "auto", BranchPrefix: "agt/"},
+		Notify:    Notify{Bell: true, MinInterval: DefaultNotifyInterval},
 		Kinds:     Builtins(),
 	}
 	var paths []string
@@ -318,6 +321,9 @@ func (c *Config) merge(path string) error {
 			}
 			*kv.dst = d
 		}
+	}
+	if err := c.Notify.merge(path, f.Notify); err != nil {
+		return err
 	}
 	if f.DetachKeys != nil {
 		if _, err := ParseDetachKeys(*f.DetachKeys); err != nil {

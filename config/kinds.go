@@ -78,6 +78,10 @@ type Kind struct {
 	PermissionScreen string `json:"permission_screen,omitempty"`
 }
 
+// OpencodeAsks is opencode's permission configuration (OPENCODE_PERMISSION) under which it asks
+// before every edit, command and fetch.
+const OpencodeAsks = `{"edit":"ask","bash":"ask","webfetch":"ask"}`
+
 // Exec is the kind of any command given after --.
 const Exec = "exec"
 
@@ -97,12 +101,16 @@ func Builtins() map[string]*Kind {
 			// The Agent SDK's recipe: user turns and permission answers on stdin.
 			ConverseArgs: []string{"--input-format", "stream-json", "--permission-prompt-tool", "stdio"},
 			SessionUUID:  true,
-			TTYStart:     []string{"claude", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS"},
-			TTYResume:    []string{"claude", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
+			// Its TUI opens in auto mode since 2.1.332, where it asks about nothing: in the mode
+			// that asks, its permission boxes come, and the state says so (a later
+			// --permission-mode, --plan's, wins).
+			TTYStart:  []string{"claude", "--permission-mode", "default", "--session-id", "$AGT_SESSION_ID", "$AGT_ARGS"},
+			TTYResume: []string{"claude", "--permission-mode", "default", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			// Its permission box asks "Do you want to proceed?" (or to make an edit, create a
-			// file) above numbered choices; its input box has "? for shortcuts" below it.
+			// file) above numbered choices; its input box has "? for shortcuts" below it, or
+			// (2.1.332, in auto mode) the mode and "shift+tab to cycle".
 			PermissionScreen: `Do you want to (proceed|make this edit|create|allow)`,
-			InputScreen:      `\? for shortcuts`,
+			InputScreen:      `\? for shortcuts|shift\+tab to cycle`,
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
@@ -145,6 +153,9 @@ func Builtins() map[string]*Kind {
 		"opencode-acp": {
 			Name: "opencode-acp", DisplayName: "opencode (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
 			Start: []string{"opencode", "acp", "$AGT_ARGS"}, Install: "npm i -g opencode-ai",
+			// opencode runs its tools without asking unless told to ask, and its ACP session has
+			// no mode to set: agt answers its permissions, so it asks for each.
+			Env: map[string]string{"OPENCODE_PERMISSION": OpencodeAsks},
 		},
 		"claude-acp": {
 			// The adapter runs Claude Code through the Agent SDK (its own copy of the binary).

@@ -2,8 +2,12 @@
 // adding, listing and forgetting workspaces, and reading revisions with `jj log`.
 //
 // It follows the documented CLI of jj 0.41: `jj root`, `jj workspace add --name NAME
-// -r REVSET DESTINATION`, `jj workspace forget NAME`, `jj workspace list -T TEMPLATE` and
-// `jj log -r REVSET --no-graph -T TEMPLATE`, with the global options `--no-pager`,
+// -r REVSET DESTINATION`, `jj workspace forget NAME`, `jj workspace list -T TEMPLATE`,
+// `jj log -r REVSET --no-graph -T TEMPLATE`, `jj diff -r REVSET --name-only` and
+// `jj diff --from REVSET --to REVSET --git`, `jj squash --from REVSET --into REVSET
+// (-m MESSAGE | --use-destination-message) [FILESET]`, `jj operation log -n 1 --no-graph -T
+// TEMPLATE`, `jj operation restore OPERATION`, `jj workspace update-stale` and
+// `jj resolve --list -r REVSET`, with the global options `--no-pager`,
 // `--color never` and `-R REPO`. Nothing else is ever run.
 //
 // Invariants: every call passes --no-pager and --color never, so output is plain text and
@@ -18,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 )
@@ -131,25 +136,32 @@ func Revisions(ctx context.Context, repo, revset string) ([]Revision, error) {
 // run runs `jj --no-pager --color never ARGS...` in dir ("" for the current directory) and
 // returns its stdout.
 func run(ctx context.Context, dir, command string, args ...string) (string, error) {
+	var stdout bytes.Buffer
+	err := runTo(ctx, &stdout, dir, command, args...)
+	return stdout.String(), err
+}
+
+// runTo is run writing jj's stdout to w as it comes.
+func runTo(ctx context.Context, w io.Writer, dir, command string, args ...string) error {
 	path, err := exec.LookPath("jj")
 	if err != nil {
-		return "", ErrNotFound
+		return ErrNotFound
 	}
 	cmd := exec.CommandContext(ctx, path, append([]string{"--no-pager", "--color", "never"}, args...)...)
 	cmd.Dir = dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {
-			return "", fmt.Errorf("jj %s: %w", command, ctx.Err())
+			return fmt.Errorf("jj %s: %w", command, ctx.Err())
 		}
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) {
-			return "", fmt.Errorf("jj %s: %w", command, err)
+			return fmt.Errorf("jj %s: %w", command, err)
 		}
-		return "", failure(command, exit.ExitCode(), stderr.String())
+		return failure(command, exit.ExitCode(), stderr.String())
 	}
-	return stdout.String(), nil
+	return nil
 }
 
 // failure turns jj's stderr into an Error: "Error: " and "Hint: " become agt's own wording

@@ -49,6 +49,7 @@ var globals = []string{"--no-pager", "--color", "never"}
 
 func TestCalls(t *testing.T) {
 	ctx := context.Background()
+	dir := t.TempDir() // where the calls that run in the workspace's directory run
 	for _, tc := range []struct {
 		name   string
 		stdout string
@@ -87,6 +88,57 @@ func TestCalls(t *testing.T) {
 			call: func() (any, error) { return Revisions(ctx, "/src/app", "@|@-") },
 			args: []string{"-R", "/src/app", "log", "-r", "@|@-", "--no-graph", "-T", revisionTemplate},
 			want: []Revision{{"zzzzzzzz", true}, {"kkkkkkkk", false}},
+		},
+		{
+			name: "diff names", stdout: "README\nsub/new.txt\n",
+			call: func() (any, error) { return Changed(ctx, dir, "@") },
+			args: []string{"-R", dir, "diff", "-r", "@", "--name-only"},
+			want: []string{"README", "sub/new.txt"},
+		},
+		{
+			name: "diff git", stdout: "diff --git a/x b/x\n",
+			call: func() (any, error) {
+				var b strings.Builder
+				err := Diff(ctx, &b, dir, "qpvuntsm", "@")
+				return b.String(), err
+			},
+			args: []string{"-R", dir, "diff", "--from", "qpvuntsm", "--to", "@", "--git"},
+			want: "diff --git a/x b/x\n",
+		},
+		{
+			name: "squash with a message, files left out",
+			call: func() (any, error) {
+				return nil, Squash(ctx, "/src/app", "qpvuntsm..fix@", "qpvuntsm", "Fix it", []string{".env", `odd "name"`})
+			},
+			args: []string{"-R", "/src/app", "squash", "--from", "qpvuntsm..fix@", "--into", "qpvuntsm", "-m", "Fix it",
+				`~(root-file:".env" | root-file:"odd \"name\"")`},
+		},
+		{
+			name: "squash keeping the description",
+			call: func() (any, error) { return nil, Squash(ctx, "/src/app", "a..b", "a", "", nil) },
+			args: []string{"-R", "/src/app", "squash", "--from", "a..b", "--into", "a", "--use-destination-message"},
+		},
+		{
+			name: "operation", stdout: "0123abcd\n",
+			call: func() (any, error) { return Operation(ctx, "/src/app") },
+			args: []string{"-R", "/src/app", "operation", "log", "-n", "1", "--no-graph", "-T", operationTemplate},
+			want: "0123abcd",
+		},
+		{
+			name: "operation restore",
+			call: func() (any, error) { return nil, RestoreOperation(ctx, "/src/app", "0123abcd") },
+			args: []string{"-R", "/src/app", "operation", "restore", "0123abcd"},
+		},
+		{
+			name: "update stale",
+			call: func() (any, error) { return nil, UpdateStale(ctx, "/src/app-agt/fix") },
+			args: []string{"-R", "/src/app-agt/fix", "workspace", "update-stale"},
+		},
+		{
+			name: "conflicted files", stdout: "README    2-sided conflict\nsub/a b.txt    2-sided conflict including 1 deletion\n",
+			call: func() (any, error) { return ConflictedFiles(ctx, dir, "wwww") },
+			args: []string{"-R", dir, "resolve", "--list", "-r", "wwww"},
+			want: []string{"README", "sub/a b.txt"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"agt/state"
 )
 
 // A hook (agt.toml on_state) is a command run without a shell at each change of the agent's
@@ -26,7 +28,12 @@ const DefaultHookTimeout = 10 * time.Second
 // logged (a hook slower than the agent's changes).
 const hookQueue = 64
 
-type transition struct{ prev, state, reason string }
+// transition is one change of state; argv, when set, is what runs instead of the on_state hook
+// (a desktop notification).
+type transition struct {
+	prev, state, reason string
+	argv                []string
+}
 
 // hooks runs the on_state hook of one agent.
 type hooks struct {
@@ -35,13 +42,16 @@ type hooks struct {
 	env     []string // the supervisor's environment plus AGT_NAME and AGT_RUN_DIR
 	queue   chan transition
 	done    chan struct{} // closed when the runner has run the last hook
+	notify  *notifier     // [notify]: desktop notifications run here, as hooks
 
 	mu      sync.Mutex
 	running map[int]chan unix.WaitStatus // hook pid → where its exit goes, until reaped
 }
 
-func newHooks(argv []string, timeout time.Duration, name, root string) *hooks {
-	if len(argv) == 0 {
+// newHooks returns the runner of the agent's on_state hook and notifications; nil for none.
+func newHooks(spec *state.Spec, a *state.Agent, root string) *hooks {
+	argv, timeout, name := spec.OnState, time.Duration(spec.HookTimeout), spec.Name
+	if len(argv) == 0 && spec.Notify == nil {
 		return nil
 	}
 	if timeout <= 0 {
@@ -54,6 +64,13 @@ func newHooks(argv []string, timeout time.Duration, name, root string) *hooks {
 		done:    make(chan struct{}),
 		running: make(map[int]chan unix.WaitStatus),
 	}
+	h.notify = newNotifier(a, spec.Notify, func(argv []string) {
+		select {
+		case h.queue <- transition{argv: argv}:
+		default:
+			fmt.Fprintf(os.Stderr, "agt supervise: notify: %d hooks wait already; dropped a desktop notification\n", hookQueue)
+		}
+	})
 	go h.run()
 	return h
 }
@@ -63,8 +80,12 @@ func (h *hooks) changed(prev, state, reason string) {
 	if h == nil {
 		return
 	}
+	h.notify.changed(prev, state, reason)
+	if len(h.argv) == 0 {
+		return
+	}
 	select {
-	case h.queue <- transition{prev, state, reason}:
+	case h.queue <- transition{prev: prev, state: state, reason: reason}:
 	default:
 		fmt.Fprintf(os.Stderr, "agt supervise: on_state hook: %d changes wait already; dropped %s → %s\n", hookQueue, prev, state)
 	}
@@ -80,7 +101,11 @@ func (h *hooks) run() {
 }
 
 func (h *hooks) runOne(t transition) error {
-	path, err := exec.LookPath(h.argv[0])
+	argv := h.argv
+	if t.argv != nil {
+		argv = t.argv
+	}
+	path, err := exec.LookPath(argv[0])
 	if err != nil {
 		return err
 	}
@@ -94,7 +119,7 @@ func (h *hooks) runOne(t transition) error {
 	// Forked and registered under one lock, which the reaper takes too: the exit of a hook is
 	// never reaped before it is known to be a hook's.
 	h.mu.Lock()
-	pid, err := syscall.ForkExec(path, h.argv, &syscall.ProcAttr{
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
 		Files: []uintptr{devNull.Fd(), os.Stderr.Fd(), os.Stderr.Fd()}, // its output in supervisor.log
 		Sys:   &syscall.SysProcAttr{Setsid: true},
@@ -165,6 +190,7 @@ func (h *hooks) finish() {
 	if h == nil {
 		return
 	}
+	h.notify.finish() // its last desktop notification goes in the queue first
 	close(h.queue)
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()

@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -110,7 +112,12 @@ func (s *supervisor) launch(mode string) (spawned []byte, outR, errR *os.File, e
 		// Before the command is looked for: a missing directory is no missing program.
 		return nil, nil, nil, fmt.Errorf("could not start %s: its working directory %s is gone; make it again, or agt rm %s", argv[0], s.spec.Cwd, s.spec.Name)
 	}
-	path, err := exec.LookPath(argv[0])
+	// A relative path names a file in the agent's directory, where it runs, not in ours.
+	look := argv[0]
+	if strings.Contains(look, "/") && !filepath.IsAbs(look) {
+		look = filepath.Join(s.spec.Cwd, look)
+	}
+	path, err := exec.LookPath(look)
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
 			return nil, nil, nil, fmt.Errorf("could not start %s: executable not found in $PATH; is it installed?%s", argv[0], installHint(s.spec.Kind, argv[0]))

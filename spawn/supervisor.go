@@ -263,7 +263,8 @@ func Supervise(root, name, mode string, ready, goAhead *os.File) error {
 			s.finish(stream.Stopped, "stop", exit)
 			return nil
 		}
-		clean := exit.Code == 0 && exit.Signal == "" || s.wasInterrupted()
+		// A failure on a clean exit is an ACP run that the client ended (auth, config).
+		clean := exit.Code == 0 && exit.Signal == "" && failure.Class == "" || s.wasInterrupted()
 		if clean && s.spec.ConverseTurns {
 			// A conversation of turn processes: the turn is over, the next message starts
 			// the next one.
@@ -370,11 +371,11 @@ func (s *supervisor) failed(exit *stream.Exit, f stream.Failure) {
 }
 
 // endOf is the final state and reason of an agent that ended on its own: a failure's class
-// when the decoder knew better than the exit code.
+// when the decoder knew more than the exit code (transient too: a 500 the agent reported).
 func endOf(exit *stream.Exit, f stream.Failure) (state, reason string) {
 	switch {
-	case (exit.Code != 0 || exit.Signal != "") && f.Class != "" && f.Class != stream.ClassTransient:
-		return stream.Failed, f.Class
+	case (exit.Code != 0 || exit.Signal != "") && f.Reason(*exit) != "":
+		return stream.Failed, f.Reason(*exit)
 	case exit.Signal != "":
 		return stream.Failed, "killed by " + exit.Signal
 	case exit.Code != 0:
@@ -465,7 +466,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		dec:     stream.ForFormat(spec.Format),
 		machine: machineFor(spec),
 		policy:  config.Policy{Allow: spec.Allow, Deny: spec.Deny, Dir: spec.Cwd},
-		hooks:   newHooks(spec.OnState, time.Duration(spec.HookTimeout), spec.Name, d.Root),
+		hooks:   newHooks(spec, a, d.Root),
 		kick:    make(chan struct{}, 1),
 		turnCh:  make(chan string, 1),
 		budgetC: make(chan struct{}),
@@ -486,6 +487,7 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		Name: spec.Name, Kind: spec.Kind, Dir: spec.Cwd,
 		SupervisorPID: self.PID, Since: now, Updated: now,
 		SessionID: spec.SessionID, Model: spec.Model, Workspace: spec.Workspace, MaxCost: spec.MaxCost,
+		Group: spec.Group,
 	}
 	if old, err := a.ReadStatus(); err == nil {
 		// agt restart: the count, the session and the totals carry on.

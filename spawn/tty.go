@@ -302,15 +302,18 @@ func (s *supervisor) readTTY(ptmx *os.File) <-chan struct{} {
 	return done
 }
 
-// emitTerminal turns a chunk of terminal output into output events; any byte is a sign the
-// program runs.
+// emitTerminal turns a chunk of terminal output into output events; a chunk that changes what
+// the program shows is a sign it runs.
 func (s *supervisor) emitTerminal(p []byte) {
 	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events = s.events[:0]
 	s.text.Write(p, s.outputLineLocked)
-	moved := s.moveLocked(s.machine.Event(s.snap, &stream.Event{Type: stream.TypeOutput}, now), now)
+	moved := false
+	if s.text.Changed() { // a redraw of what shows already is no sign of work
+		moved = s.moveLocked(s.machine.Event(s.snap, &stream.Event{Type: stream.TypeOutput}, now), now)
+	}
 	s.appendEventsLocked(now)
 	if moved {
 		s.writeStatusLocked()

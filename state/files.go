@@ -57,6 +57,9 @@ type Spec struct {
 	// OnState is the hook run at each change of state (agt.toml on_state), HookTimeout its bound.
 	OnState     []string `json:"on_state,omitempty"`
 	HookTimeout Duration `json:"hook_timeout,omitempty"`
+	// Notify is the [notify] table's word on telling a person that the agent needs them or
+	// failed; nil for nothing. Its webhook URL may hold a token: the file is 0600.
+	Notify *NotifySpec `json:"notify,omitempty"`
 	// MaxCost is the agent's budget in USD (0: none): past it, the agent ends failed (budget).
 	MaxCost float64 `json:"max_cost,omitempty"`
 	// ConverseTurns: a conversation of turn processes (agt send starts the next one, resuming
@@ -85,6 +88,16 @@ type Spec struct {
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Group names the agents started together by spawn --count (NAME for NAME-1…NAME-N).
+	Group string `json:"group,omitempty"`
+}
+
+// NotifySpec is how the supervisor tells a person that the agent needs them or failed: a
+// desktop notification, a webhook, and the least time between two of them (past a burst).
+type NotifySpec struct {
+	Desktop     bool     `json:"desktop,omitempty"`
+	Webhook     string   `json:"webhook,omitempty"`
+	MinInterval Duration `json:"min_interval,omitempty"`
 }
 
 // Usage totals tokens over the agent's life.
@@ -137,6 +150,8 @@ type Status struct {
 	Dir          string `json:"dir"`
 	// Workspace is the spec's workspace, repeated so that ps reads one file per agent.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Group is the spec's group, likewise.
+	Group string `json:"group,omitempty"`
 	// History holds the ends of the agent's last runs, oldest first (at most HistoryLen).
 	History []Exit `json:"history,omitempty"`
 }

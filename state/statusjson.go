@@ -164,6 +164,8 @@ func decodeStatus(b []byte, s *Status) error {
 			s.Dir, e = jsonStr(v)
 		case "workspace":
 			s.Workspace = json.RawMessage(v.Raw)
+		case "group":
+			s.Group, e = jsonStr(v)
 		case "history":
 			e = decodeHistory(v, &s.History)
 		}

@@ -23,6 +23,7 @@ func fullStatus() *Status {
 		SessionTotal: Usage{InputTokens: 5, OutputTokens: 6, CacheReadTokens: 7, CacheWriteTokens: 8},
 		LastSeq:      1<<53 + 1, Dropped: 9, Dir: "/w/ü ñ",
 		Workspace: json.RawMessage(`{"type":"git","path":"/w/x","branch":"agt/x"}`),
+		Group:     "x",
 		History: []Exit{
 			{Code: &hcode, At: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)},
 			{Signal: "SIGSEGV", At: time.Date(2026, 11, 22, 9, 40, 0, 0, time.UTC)},

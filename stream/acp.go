@@ -58,12 +58,15 @@ type ACP struct {
 	name        string // the client name agt gives in initialize
 	version     string
 
-	nextID  int64
-	calls   map[int64]string // requests of ours awaiting an answer: id → method
-	out     [][]byte         // lines to write to the agent
-	phase   int
-	err     string // why the connection failed, once it did
-	errCode int
+	nextID   int64
+	calls    map[int64]string // requests of ours awaiting an answer: id → method
+	out      [][]byte         // lines to write to the agent
+	phase    int
+	err      string // why the connection failed, once it did
+	errCode  int
+	errClass string // the failure class of err, when it names one (auth, config)
+
+	mode, wantMode string // the session's mode; the mode asked for by session/set_mode
 
 	canLoad, canResume bool
 	sessionID          string
@@ -96,9 +99,10 @@ type acpChunk struct {
 }
 
 type acpTool struct {
-	name, title string
-	input       json.RawMessage
-	used, done  bool
+	name, title, kind string
+	path              string // the first location the call names
+	input             json.RawMessage
+	used, done, asked bool
 }
 
 type acpAsk struct {
@@ -125,7 +129,9 @@ func NewACP(name, version string) *ACP {
 func (a *ACP) Connect(cwd, resume string) {
 	a.cwd, a.resume = cwd, resume
 	a.phase = acpInitializing
-	params := fmt.Appendf(nil, `{"protocolVersion":%d,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false},"clientInfo":{"name":`, ACPVersion)
+	// session.notices: an adapter's own notices come as notice updates, not as the agent's
+	// words (claude-agent-acp writes them as message chunks to clients that lack it).
+	params := fmt.Appendf(nil, `{"protocolVersion":%d,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"notices":{}}},"clientInfo":{"name":`, ACPVersion)
 	params = AppendString(params, a.name)
 	params = AppendString(append(params, `,"version":`...), a.version)
 	a.call("initialize", append(params, "}}"...))
@@ -141,7 +147,9 @@ func (a *ACP) Lines() [][]byte {
 
 // Handshake reports how the connection stands: answered once initialize was answered well (the
 // agent speaks ACP); failed, a one-line reason, once the connection failed (initialize refused
-// or malformed, a version agt does not speak, no session).
+// or malformed, a version agt does not speak, no session) or the run must end (a prompt refused
+// for a reason no retry cures, auth or config; the agent acting without asking): the
+// supervisor then ends the run, and End's Failure carries the class.
 func (a *ACP) Handshake() (answered bool, failed string) {
 	return a.phase == acpOpening || a.phase == acpReady, a.err
 }
@@ -265,8 +273,14 @@ func (a *ACP) refuse(rawID []byte, code int, msg string) {
 
 // fail records that the connection failed, once.
 func (a *ACP) fail(code int, msg string) {
+	a.failClass(code, "", msg)
+}
+
+// failClass records that the run failed for a reason of the given class ("" for none known),
+// once: the supervisor ends a run whose Handshake reports a failure.
+func (a *ACP) failClass(code int, class, msg string) {
 	if a.phase == acpFailed {
 		return
 	}
-	a.phase, a.err, a.errCode = acpFailed, oneLine(msg), code
+	a.phase, a.err, a.errCode, a.errClass = acpFailed, oneLine(msg), code, class
 }

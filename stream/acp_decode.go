@@ -72,6 +72,7 @@ func (a *ACP) request(dst []Event, id gjson.Result, method string, params gjson.
 	dst = a.flushText(dst)
 	call := params.Get("toolCall")
 	t, toolID := a.tool(call)
+	t.asked = true
 	dst = a.startTool(dst, t, toolID)
 	key := jsonString(id)
 	if key == "" {
@@ -81,8 +82,8 @@ func (a *ACP) request(dst []Event, id gjson.Result, method string, params gjson.
 		a.asks = make(map[string]acpAsk)
 	}
 	options := jsonRaw(params.Get("options"))
-	a.asks[key] = acpAsk{rawID: rawID, options: options, tool: t.name}
-	return append(dst, Event{Type: TypePermission, ID: key, Tool: t.name, Input: t.input, Options: options})
+	a.asks[key] = acpAsk{rawID: rawID, options: options, tool: t.toolName()}
+	return append(dst, Event{Type: TypePermission, ID: key, Tool: t.toolName(), Input: t.toolInput(), Options: options})
 }
 
 // notification handles a notification of the agent.
@@ -119,7 +120,10 @@ func (a *ACP) update(dst []Event, line []byte, u gjson.Result) []Event {
 			dst = a.flushText(dst)
 		}
 		return dst
-	case "user_message_chunk", "available_commands_update", "current_mode_update",
+	case "current_mode_update":
+		a.mode = strings.Clone(u.Get("currentModeId").Str)
+		return dst
+	case "user_message_chunk", "available_commands_update",
 		"config_option_update", "session_info_update", "compaction_update", "compaction_summary_chunk":
 		return dst
 	}
@@ -127,17 +131,16 @@ func (a *ACP) update(dst []Event, line []byte, u gjson.Result) []Event {
 	switch kind {
 	case "tool_call", "tool_call_update":
 		t, id := a.tool(u)
-		status := u.Get("status").Str
-		if status != "" && status != "pending" {
+		status := u.Get("status")
+		// A call runs once its status says so, or (claude-agent-acp, which announces a call
+		// pending and then sends its input without a status) once its input comes.
+		if status.Exists() && status.Str != "pending" || !status.Exists() && kind == "tool_call_update" && t.input != nil {
 			dst = a.startTool(dst, t, id)
+			dst = a.actedAlone(dst, t)
 		}
-		if (status == "completed" || status == "failed") && !t.done {
+		if (status.Str == "completed" || status.Str == "failed") && !t.done {
 			t.done = true
-			output := jsonRaw(u.Get("rawOutput"))
-			if output == nil {
-				output = jsonRaw(u.Get("content"))
-			}
-			dst = append(dst, Event{Type: TypeToolResult, ID: id, Tool: t.name, OK: status == "completed", Output: output})
+			dst = append(dst, Event{Type: TypeToolResult, ID: id, Tool: t.toolName(), OK: status.Str == "completed", Output: acpOutput(u)})
 		}
 		return dst
 	case "plan":
@@ -162,40 +165,9 @@ func (a *ACP) update(dst []Event, line []byte, u gjson.Result) []Event {
 		if msg == "" {
 			return dst
 		}
-		return append(dst, agentWarning(msg))
+		return append(dst, acpNotice(msg))
 	}
 	return append(dst, Unparsed(line))
-}
-
-// tool returns the state of the tool call a ToolCall or ToolCallUpdate names, made on first
-// sight (a permission request can be the first), with the fields it brings patched in.
-func (a *ACP) tool(u gjson.Result) (*acpTool, string) {
-	id := jsonString(u.Get("toolCallId"))
-	t := a.tools[id]
-	if t == nil {
-		if a.tools == nil || len(a.tools) >= acpMaxTools {
-			a.tools = make(map[string]*acpTool)
-		}
-		t = &acpTool{}
-		a.tools[id] = t
-	}
-	if !t.used {
-		// What the tool_use reports, as it stands when the call starts.
-		if n := u.Get("name"); n.Type == gjson.String && n.Str != "" {
-			t.name = strings.Clone(n.Str)
-		} else if n := u.Get("_meta.claudeCode.toolName"); t.name == "" && n.Type == gjson.String {
-			t.name = strings.Clone(n.Str)
-		} else if k := u.Get("kind"); t.name == "" && k.Type == gjson.String {
-			t.name = strings.Clone(k.Str)
-		}
-		if title := u.Get("title"); title.Type == gjson.String && title.Str != "" {
-			t.title = strings.Clone(title.Str)
-		}
-		if in := u.Get("rawInput"); in.IsObject() && in.Raw != "{}" {
-			t.input = jsonRaw(in)
-		}
-	}
-	return t, id
 }
 
 // startTool emits the tool_use of a call once.
@@ -204,12 +176,7 @@ func (a *ACP) startTool(dst []Event, t *acpTool, id string) []Event {
 		return dst
 	}
 	t.used = true
-	if t.name == "" {
-		t.name = t.title
-	}
-	if t.input == nil && t.title != "" {
-		t.input = stringObject("title", t.title) // Gemini sends no rawInput: the title is the command
-	}
+	t.name, t.input = t.toolName(), t.toolInput() // as the call stands now, for good
 	return append(dst, Event{Type: TypeToolUse, ID: id, Tool: t.name, Input: t.input})
 }
 
@@ -252,7 +219,6 @@ func (a *ACP) answer(dst []Event, line []byte, id int64, result, errv gjson.Resu
 			return append(dst, Unparsed(line))
 		}
 		a.sessionID = jsonString(sid)
-		a.phase = acpReady
 		if method == "session/new" && a.resume != "" {
 			dst = append(dst, Event{Type: TypeError, Source: SourceAgent, Class: ClassSession,
 				Message: "the agent offers neither session/load nor session/resume: session " + a.resume + " is not resumed; a new session instead"})
@@ -260,11 +226,13 @@ func (a *ACP) answer(dst []Event, line []byte, id int64, result, errv gjson.Resu
 		}
 		model := result.Get("models.currentModelId").Str
 		dst = append(dst, Event{Type: TypeSession, SessionID: a.sessionID, Model: strings.Clone(model), Cwd: a.cwd})
-		held := a.held
-		a.held = nil
-		for _, p := range held {
-			a.Prompt(p)
+		if mode := a.askingMode(result); mode != "" {
+			a.setMode(mode) // the prompts wait for the mode that asks
+			return dst
 		}
+		a.open()
+	case "session/set_mode":
+		dst = a.modeSet(dst, "")
 	case "session/prompt":
 		if id == a.promptID {
 			dst = a.result(dst, result)
@@ -335,6 +303,8 @@ func (a *ACP) refused(dst []Event, method string, id int64, errv gjson.Result) [
 		ev.Message = fmt.Sprintf("%s; a new session instead", ev.Message)
 		a.resume = ""
 		a.call("session/new", append(AppendString([]byte(`{"cwd":`), a.cwd), `,"mcpServers":[]}`...))
+	case "session/set_mode":
+		return a.modeSet(dst, ev.Message)
 	case "session/prompt":
 		if id != a.promptID {
 			return dst
@@ -343,6 +313,16 @@ func (a *ACP) refused(dst []Event, method string, id int64, errv gjson.Result) [
 		dst = append(dst, ev)
 		a.promptID = 0
 		a.costAtTurn = a.cost
+		if ev.Class == ClassAuth || ev.Class == ClassConfig && missingModel(ev.Message) {
+			// No later prompt can go better (a bad key, a model that does not exist): the run
+			// ends, failed, with the agent's words (claude-agent-acp says what is wrong in the
+			// turn's text, "Invalid API key"). Other errors leave the conversation open.
+			msg := ev.Message
+			if said := oneLine(a.last); said != "" {
+				msg = said + " (" + msg + ")"
+			}
+			a.failClass(code, ev.Class, msg)
+		}
 		return append(dst, Event{Type: TypeResult, Text: ev.Message, Usage: &Usage{}})
 	default:
 		ev.Fatal, ev.Class = false, ""
@@ -415,7 +395,12 @@ func (a *ACP) End(dst []Event, exit Exit) ([]Event, Failure) {
 		dst = append(dst, cutOffResult(exit, nil))
 	}
 	f := a.evidence.failure(exit, nil)
-	if a.err != "" && !exit.Clean() && (f.Class == "" || f.Class == ClassTransient) {
+	switch {
+	case a.err != "" && a.errClass != "":
+		// The client ended the run for a failure no restart cures: however the agent then
+		// exited (at the end of its input, 0), that failure is the run's.
+		f = Failure{a.errClass, a.err}
+	case a.err != "" && !exit.Clean() && (f.Class == "" || f.Class == ClassTransient):
 		f = Failure{ClassTransient, a.err}
 		if a.errCode == -32000 {
 			f.Class = ClassAuth

@@ -39,6 +39,7 @@ func playACP(t testing.TB, data []byte) ([]Event, Failure) {
 	}
 	a.Connect("/work", "")
 	a.Prompt(prompt)
+	prompts := 0
 	var sent [][]byte
 	var events []Event
 	var buf, early []byte
@@ -57,10 +58,15 @@ func playACP(t testing.TB, data []byte) ([]Event, Failure) {
 		case bytes.HasPrefix(line, []byte(">>> ")):
 			want := gjson.ParseBytes(line[4:])
 			switch {
+			case want.Get("method").Str == "session/prompt":
+				if prompts++; prompts > 1 { // the first went before the session opened
+					a.Prompt(want.Get("params.prompt.0.text").Str)
+				}
 			case want.Get("method").Str == "session/cancel":
 				a.Cancel()
 			case want.Get("result.outcome.optionId").Exists():
-				if _, err := a.Answer(want.Get("id").Raw, true, false); err != nil {
+				allow := strings.HasPrefix(acpOptionKind(data, want.Get("result.outcome.optionId").Str), "allow")
+				if _, err := a.Answer(want.Get("id").Raw, allow, false); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -87,9 +93,35 @@ func playACP(t testing.TB, data []byte) ([]Event, Failure) {
 	if late := serialize(events); !bytes.Equal(early, late) {
 		t.Errorf("events changed when the line buffer was reused:\nbefore:\n%s\nafter:\n%s", early, late)
 	}
+	ended := a.errClass
 	events, f := a.End(events, exit)
-	checkFailure(t, f, exit)
+	checkACPFailure(t, f, exit, ended)
 	return events, f
+}
+
+// acpOptionKind returns the kind of the option optionID in the transcript's permission requests.
+func acpOptionKind(data []byte, optionID string) string {
+	for line := range bytes.Lines(data) {
+		if l, ok := bytes.CutPrefix(line, []byte("<<< ")); ok {
+			if k := gjson.GetBytes(l, `params.options.#(optionId=="`+optionID+`").kind`); k.Exists() {
+				return k.Str
+			}
+		}
+	}
+	return ""
+}
+
+// checkACPFailure checks End's failure as checkFailure does, except that a run the client
+// ended itself (ended, the class it failed with) fails with that class however it exited.
+func checkACPFailure(t testing.TB, f Failure, exit Exit, ended string) {
+	t.Helper()
+	if ended != "" && exit.Clean() {
+		if f.Class != ended || f.Message == "" {
+			t.Errorf("a run the client ended (%s) gave failure %+v", ended, f)
+		}
+		return
+	}
+	checkFailure(t, f, exit)
 }
 
 // TestACPGolden plays every ACP transcript and compares the events with
@@ -291,22 +323,38 @@ func TestACPCostPerTurn(t *testing.T) {
 	}
 }
 
+// addTranscript seeds a fuzz target with what the agent wrote in a transcript ("<<< " lines):
+// all of it, and each line alone.
+func addTranscript(f *testing.F, data []byte) {
+	var agent [][]byte
+	for line := range bytes.Lines(data) {
+		if l, ok := bytes.CutPrefix(line, []byte("<<< ")); ok {
+			agent = append(agent, bytes.TrimSuffix(l, []byte("\n")))
+		}
+	}
+	f.Add(bytes.Join(agent, []byte("\n")), 0)
+	for i, l := range agent {
+		f.Add(l, i)
+	}
+}
+
+// checkWritten fails unless every line a client wrote is one JSON object and a newline.
+func checkWritten(t *testing.T, lines [][]byte) {
+	t.Helper()
+	for _, l := range lines {
+		if !gjson.ValidBytes(l) || bytes.IndexByte(l, '\n') != len(l)-1 {
+			t.Fatalf("wrote a line that is not one JSON object: %q", l)
+		}
+	}
+}
+
 func FuzzACP(f *testing.F) {
 	for _, file := range acpFixtures(f) {
 		data, err := os.ReadFile(file)
 		if err != nil {
 			f.Fatal(err)
 		}
-		var agent [][]byte
-		for line := range bytes.Lines(data) {
-			if l, ok := bytes.CutPrefix(line, []byte("<<< ")); ok {
-				agent = append(agent, bytes.TrimSuffix(l, []byte("\n")))
-			}
-		}
-		f.Add(bytes.Join(agent, []byte("\n")), 0)
-		for i, l := range agent {
-			f.Add(l, i)
-		}
+		addTranscript(f, data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, code int) {
 		a := NewACP("agt", "test")
@@ -323,15 +371,12 @@ func FuzzACP(f *testing.F) {
 			case 3:
 				a.Cancel()
 			}
-			for _, l := range a.Lines() {
-				if !gjson.ValidBytes(l) || bytes.IndexByte(l, '\n') != len(l)-1 {
-					t.Fatalf("wrote a line that is not one JSON object: %q", l)
-				}
-			}
+			checkWritten(t, a.Lines())
 		}
 		exit := Exit{Code: code % 256}
+		ended := a.errClass
 		events, f := a.End(events, exit)
-		checkFailure(t, f, exit)
+		checkACPFailure(t, f, exit, ended)
 		checkEvents(t, events)
 	})
 }

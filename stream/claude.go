@@ -420,11 +420,17 @@ func (d *claudeDecoder) controlRequest(dst []Event, l *claudeLine) []Event {
 		}
 		d.denied[id] = true
 	}
+	in := jsonRaw(input)
+	if call, ok := d.tools[toolUseID.Str]; ok && len(call.input) > 0 && (in == nil || input.IsObject() && len(input.Map()) == 0) {
+		// Claude Code 2.1.332 asks about ExitPlanMode with an empty input: the plan the
+		// person decides on is in the call the model made.
+		in = call.input
+	}
 	return append(dst, Event{
 		Type:    TypePermission,
 		ID:      jsonString(l.requestID),
 		Tool:    jsonString(tool),
-		Input:   jsonRaw(input),
+		Input:   in,
 		Options: jsonRaw(suggestions),
 	})
 }

@@ -2,7 +2,9 @@ package stream
 
 import (
 	"encoding/json"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -50,10 +52,10 @@ import (
 func NewCodex() Decoder { return &codexDecoder{open: true} }
 
 type codexDecoder struct {
-	open     bool            // the turn is under way
-	thread   string          // current thread id
-	text     string          // last agent message of the turn, the result's text
-	started  map[string]bool // item ids whose tool_use was sent
+	open     bool              // the turn is under way
+	thread   string            // current thread id
+	text     string            // last agent message of the turn, the result's text
+	started  map[string]string // item id → tool, of the items whose tool_use was sent
 	totals   map[string]Usage
 	waits    int // retry notices without a count in this turn
 	evidence     // what the run showed of why it may fail; DecodeStderr records stderr
@@ -135,7 +137,7 @@ func (d *codexDecoder) decode(dst []Event, line []byte) []Event {
 			text = "turn failed"
 		}
 		d.open = false
-		clear(d.started)
+		dst = d.unfinished(dst, "the turn failed before the tool ended")
 		ev := fatalError(text, 0)
 		return append(dst, ev, Event{Type: TypeResult, Text: ev.Message})
 	case "":
@@ -225,7 +227,7 @@ func (d *codexDecoder) item(dst []Event, item gjson.Result, completed bool) []Ev
 		}
 		return append(dst, agentWarning(jsonString(it.text)))
 	}
-	seen := d.started[it.id.Str]
+	_, seen := d.started[it.id.Str]
 	if seen && !completed {
 		return dst // web_search starts twice
 	}
@@ -238,9 +240,9 @@ func (d *codexDecoder) item(dst []Event, item gjson.Result, completed bool) []Ev
 		dst = append(dst, use)
 		if !completed {
 			if d.started == nil || len(d.started) >= codexMaxItems {
-				d.started = make(map[string]bool)
+				d.started = make(map[string]string)
 			}
-			d.started[use.ID] = true
+			d.started[use.ID] = use.Tool
 			return dst
 		}
 	}
@@ -382,8 +384,19 @@ func (d *codexDecoder) turnCompleted(dst []Event, usage gjson.Result) []Event {
 	}
 	d.totals[d.thread] = total
 	d.open = false
-	clear(d.started)
+	dst = d.unfinished(dst, "the turn ended before the tool did (cut off by its timeout?)")
 	return append(dst, Event{Type: TypeResult, OK: true, Text: d.text, Usage: &turn})
+}
+
+// unfinished gives every tool the turn started and never completed (a command Codex cut off by
+// its own timeout has no item.completed) a failed tool_result saying why, so that no tool_use is
+// left without one.
+func (d *codexDecoder) unfinished(dst []Event, why string) []Event {
+	for _, id := range slices.Sorted(maps.Keys(d.started)) {
+		dst = append(dst, Event{Type: TypeToolResult, ID: id, Tool: d.started[id], Output: stringValue(why)})
+	}
+	clear(d.started)
+	return dst
 }
 
 // SessionTotal implements SessionResumer.
@@ -411,6 +424,7 @@ func codexExitMeaning(code int) (exitMeaning, bool) {
 // End implements Decoder.
 func (d *codexDecoder) End(dst []Event, exit Exit) ([]Event, Failure) {
 	if d.open {
+		dst = d.unfinished(dst, "the run ended before the tool did ("+exitText(exit)+")")
 		dst = append(dst, cutOffResult(exit, codexExitMeaning))
 	}
 	f := d.evidence.failure(exit, codexExitMeaning)

@@ -22,7 +22,9 @@ type Decoder interface {
 	// the zero Failure for a clean exit (code 0, no signal), else Class is always set (transient
 	// when nothing more specific is known) and Message is the best one-line message seen (the
 	// stream's fatal error, a meaningful stderr line, what the exit code stands for), else
-	// "exit code N" or "killed by SIGX". After End the decoder is ready for the next run.
+	// "exit code N" or "killed by SIGX". One exception to the clean exit: an ACP client that
+	// ended the run itself (Handshake failed with an auth or config failure) returns that
+	// failure however the agent exited. After End the decoder is ready for the next run.
 	End(dst []Event, exit Exit) ([]Event, Failure)
 }
 

@@ -25,6 +25,16 @@ const (
 // the run did not fail.
 type Failure struct{ Class, Message string }
 
+// Reason is what the end of a failed run is called: the failure's class when the run showed more
+// than its exit (an auth error, a 500 the agent reported: transient), "" when the exit code is
+// all there is to say.
+func (f Failure) Reason(exit Exit) string {
+	if f.Class == "" || f.Class == ClassTransient && (f.Message == "" || f.Message == exitText(exit)) {
+		return ""
+	}
+	return f.Class
+}
+
 // Clean reports whether the process exited with code 0, not by a signal.
 func (e Exit) Clean() bool { return e.Code == 0 && e.Signal == "" }
 
@@ -100,7 +110,8 @@ var failurePatterns = []struct {
 	{[]string{"usage limit"}, ClassRate, false},
 	{[]string{"billing_error"}, ClassRate, false}, // claude: out of credit
 	{[]string{"credit balance"}, ClassRate, false},
-	{[]string{"model not found"}, ClassConfig, true}, // opencode's ProviderModelNotFoundError
+	{[]string{"model not found"}, ClassConfig, true},                         // opencode's ProviderModelNotFoundError
+	{[]string{"models/", "is not found for api version"}, ClassConfig, true}, // gemini --acp passes 500 on
 	{[]string{"modelnotfound"}, ClassConfig, true},
 	{[]string{"model_not_found"}, ClassConfig, false},
 	{[]string{"modelnotfound"}, ClassConfig, false},
@@ -113,6 +124,19 @@ var failurePatterns = []struct {
 	{[]string{"invalid_argument"}, ClassConfig, false},
 	{[]string{"overloaded"}, ClassTransient, false},
 	{[]string{"server_error"}, ClassTransient, false},
+}
+
+// missingModel reports whether a message says the model asked for does not exist: a setting no
+// later message of a conversation can cure, unlike other config errors (a prompt too long).
+func missingModel(msg string) bool {
+	lower := strings.ToLower(msg[:min(len(msg), classifyMax)])
+	for _, words := range [][]string{{"model not found"}, {"modelnotfound"}, {"model_not_found"}, {"unknown model"},
+		{"model", "is not found"}, {"model", "does not exist"}, {"models/", "is not found for api version"}} {
+		if containsInOrder(lower, words) {
+			return true
+		}
+	}
+	return false
 }
 
 // classifyMax bounds how much of a message classify reads.

@@ -431,7 +431,7 @@ func TestGeminiAutoModel(t *testing.T) {
 		got := decodeAll(t, NewGemini(), stdoutLines("", []byte(tc.init+"\n"+tc.result)), Exit{})
 		want := []Event{{Type: TypeSession, SessionID: "s1", Model: initModel(tc.init)}}
 		if tc.want != "" {
-			want = append(want, Event{Type: TypeSession, Model: tc.want})
+			want = append(want, Event{Type: TypeSession, SessionID: "s1", Model: tc.want})
 		}
 		var sessions []Event
 		for _, e := range got {
@@ -442,6 +442,25 @@ func TestGeminiAutoModel(t *testing.T) {
 		if !bytes.Equal(serialize(sessions), serialize(want)) || got[len(got)-1].Type != TypeResult {
 			t.Errorf("%s then %.40s…: got\n%swant sessions\n%s", tc.init, tc.result, serialize(got), serialize(want))
 		}
+	}
+}
+
+// A conversation of gemini processes (one a turn) in an auto session: the model the first turn
+// learned is reported by each later turn's init, and no session event with the same model (nor
+// one without the session id) follows at its end.
+func TestGeminiAutoModelLaterTurns(t *testing.T) {
+	d := NewGemini()
+	turn := `{"type":"init","session_id":"s1","model":"auto"}` + "\n" +
+		`{"type":"result","status":"success","stats":{"models":{"gemini-3.1-pro-preview":{"total_tokens":2,"input_tokens":1,"output_tokens":1}}}}`
+	decodeAll(t, d, stdoutLines("", []byte(turn)), Exit{})
+	var sessions []Event
+	for _, e := range decodeAll(t, d, stdoutLines("", []byte(turn)), Exit{}) {
+		if e.Type == TypeSession {
+			sessions = append(sessions, e)
+		}
+	}
+	if want := []Event{{Type: TypeSession, SessionID: "s1", Model: "gemini-3.1-pro-preview"}}; !bytes.Equal(serialize(sessions), serialize(want)) {
+		t.Errorf("the second turn's sessions:\n%swant\n%s", serialize(sessions), serialize(want))
 	}
 }
 

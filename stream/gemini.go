@@ -40,11 +40,16 @@ import (
 func NewGemini() Decoder { return &geminiDecoder{open: true} }
 
 type geminiDecoder struct {
-	open     bool   // the turn is under way
-	chunks   []byte // assistant text of the message under way, from delta chunks
-	text     string // last complete assistant text, the result's text
-	model    string // of init
-	tools    map[string]string
+	open    bool   // the turn is under way
+	chunks  []byte // assistant text of the message under way, from delta chunks
+	text    string // last complete assistant text, the result's text
+	model   string // of init
+	session string // of init
+	tools   map[string]string
+	// resolved is the model an "auto" session turned out to use, by session id: it outlives End,
+	// so that each later turn (a process per turn) reports it at once, and no second session
+	// event comes at its end.
+	resolved map[string]string
 	evidence // what the run showed of why it may fail; DecodeStderr records stderr
 }
 
@@ -135,8 +140,12 @@ func (d *geminiDecoder) decode(dst []Event, line []byte) []Event {
 			return append(dst, Unparsed(line))
 		}
 		d.open = true
-		d.model = jsonString(model)
-		return append(dst, Event{Type: TypeSession, SessionID: jsonString(sessionID), Model: d.model})
+		d.model, d.session = jsonString(model), jsonString(sessionID)
+		report := d.model
+		if m := d.resolved[d.session]; m != "" && geminiAuto(d.model) {
+			report = m
+		}
+		return append(dst, Event{Type: TypeSession, SessionID: d.session, Model: report})
 	case "tool_use":
 		ev := Event{Type: TypeToolUse, ID: jsonString(toolID), Tool: jsonString(toolName), Input: jsonRaw(params)}
 		if ev.ID != "" {
@@ -184,9 +193,12 @@ func (d *geminiDecoder) flush(dst []Event) []Event {
 
 func (d *geminiDecoder) result(dst []Event, status, errv, stats gjson.Result) []Event {
 	if geminiAuto(d.model) {
-		if m := geminiTopModel(stats.Get("models")); m != "" {
-			d.model = m
-			dst = append(dst, Event{Type: TypeSession, Model: m})
+		if m := geminiTopModel(stats.Get("models")); m != "" && m != d.resolved[d.session] {
+			if d.resolved == nil || len(d.resolved) >= geminiMaxTools {
+				d.resolved = make(map[string]string)
+			}
+			d.resolved[d.session] = m
+			dst = append(dst, Event{Type: TypeSession, SessionID: d.session, Model: m})
 		}
 	}
 	ev := Event{Type: TypeResult, OK: status.Str == "success", Text: d.text}
@@ -353,6 +365,6 @@ func (d *geminiDecoder) End(dst []Event, exit Exit) ([]Event, Failure) {
 		dst = append(dst, cutOffResult(exit, geminiExitMeaning))
 	}
 	f := d.evidence.failure(exit, geminiExitMeaning)
-	*d = geminiDecoder{open: true, chunks: d.chunks[:0]}
+	*d = geminiDecoder{open: true, chunks: d.chunks[:0], resolved: d.resolved}
 	return dst, f
 }

@@ -25,6 +25,9 @@ type TermText struct {
 	cut    int // characters of the current line dropped past Max
 	screen []string
 	out    []byte
+
+	changed     bool   // a line was completed since Changed was last called
+	lastPartial string // the partial line when Changed was last called
 }
 
 type termState uint8
@@ -105,10 +108,10 @@ func (t *TermText) csi(final byte, line func([]byte, bool, int)) {
 	n := num[0]
 	switch final {
 	case 'H', 'f':
-		t.end(line) // another row: what is on this one is a line
+		t.endMoved(line) // another row: what is on this one is a line
 		t.col = max(num[1], 1) - 1
 	case 'A', 'B', 'E', 'F', 'd', 'J':
-		t.end(line)
+		t.endMoved(line)
 	case 'G', '`': // to column n
 		t.col = max(n, 1) - 1
 	case 'C': // forward
@@ -182,16 +185,47 @@ func (t *TermText) text() []byte {
 }
 
 // end completes the current line; the next starts empty, the cursor where it was.
-func (t *TermText) end(line func([]byte, bool, int)) {
+func (t *TermText) end(line func([]byte, bool, int)) { t.endLine(line, false) }
+
+// endMoved completes the current line as the cursor leaves its row. A line that a full-screen
+// program redraws as it was (a blinking cursor, a box drawn again) is still on the screen kept:
+// it is no new line, and no sign of work.
+func (t *TermText) endMoved(line func([]byte, bool, int)) { t.endLine(line, true) }
+
+func (t *TermText) endLine(line func([]byte, bool, int), moved bool) {
 	text := t.text()
 	n, cut := len(t.out)+t.cut, t.cut > 0
-	if len(text) > 0 {
+	if len(text) > 0 && !(moved && t.onScreen(text)) {
 		t.keep(string(text))
+		t.changed = true
 		if line != nil {
 			line(text, cut, n)
 		}
 	}
 	t.line, t.cut = t.line[:0], 0
+}
+
+// onScreen reports whether text is one of the lines kept.
+func (t *TermText) onScreen(text []byte) bool {
+	for _, l := range t.screen {
+		if l == string(text) {
+			return true
+		}
+	}
+	return false
+}
+
+// Changed reports whether what the program shows changed since the last call: a line completed,
+// or the line being written is another. Redraws of what is on the screen already change nothing:
+// a terminal agent that only redraws is quiet.
+func (t *TermText) Changed() bool {
+	p := t.Partial()
+	ch := t.changed || string(p) != t.lastPartial
+	if string(p) != t.lastPartial {
+		t.lastPartial = string(p)
+	}
+	t.changed = false
+	return ch
 }
 
 func (t *TermText) keep(s string) {

@@ -89,3 +89,36 @@ func TestQuiet(t *testing.T) {
 		t.Errorf("without prompts: %s", got)
 	}
 }
+
+// A full-screen program that redraws what it shows (Claude's permission box blinks a dot in
+// place) writes no new line and changes nothing: the agent is quiet, and its box stays on the
+// screen kept.
+func TestTermTextRedrawIsNoChange(t *testing.T) {
+	var tt TermText
+	var lines []string
+	add := func(b []byte, _ bool, _ int) { lines = append(lines, string(b)) }
+	tt.Write([]byte("\x1b[30;1HDo you want to proceed?\x1b[31;1H❯ 1. Yes\x1b[34;2H"), add)
+	if !tt.Changed() {
+		t.Fatal("the first drawing changed nothing")
+	}
+	for i := 0; i < 50; i++ {
+		dot := "●"
+		if i%2 == 1 {
+			dot = " "
+		}
+		tt.Write([]byte("\x1b[H\r\x1b[20B"+dot+"\x1b[40;1H\x1b[34;2H"), add)
+		if ch := tt.Changed(); i > 0 && ch {
+			t.Fatalf("redraw %d changed the screen; lines %q", i, lines)
+		}
+	}
+	if want := []string{"Do you want to proceed?", "❯ 1. Yes", "●"}; strings.Join(lines, "|") != strings.Join(want, "|") {
+		t.Errorf("lines %q, want %q", lines, want)
+	}
+	if !strings.Contains(tt.Screen(), "Do you want to proceed?") {
+		t.Errorf("the box left the screen: %q", tt.Screen())
+	}
+	tt.Write([]byte("\x1b[35;1Hnew text\n"), add)
+	if !tt.Changed() {
+		t.Error("new text changed nothing")
+	}
+}

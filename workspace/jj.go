@@ -95,7 +95,7 @@ func jjBase(ctx context.Context, repo, base string) (string, error) {
 
 // removeJJ checks the workspace for changes (running jj there snapshots its files first),
 // forgets it and deletes its directory.
-func removeJJ(ctx context.Context, ws *Workspace, force bool) ([]string, error) {
+func removeJJ(ctx context.Context, ws *Workspace, force, dry bool) ([]string, error) {
 	exists := isDir(ws.Path)
 	if exists && !force {
 		revs, err := jjcmd.Revisions(ctx, ws.Path, "@")
@@ -103,24 +103,34 @@ func removeJJ(ctx context.Context, ws *Workspace, force bool) ([]string, error) 
 			return nil, fmt.Errorf("check jj workspace %s for changes: %w\nhint: --force removes it without checking", ws.Path, jjError(err))
 		}
 		if len(revs) != 1 || !revs[0].Empty {
-			return nil, unsaved(fmt.Sprintf("jj workspace %s holds changes (change %s)", ws.Path, short(revs)),
-				"commit them with 'jj commit' there, or use --force to remove it anyway")
+			files, err := agentChanges(ctx, ws)
+			if err != nil {
+				return nil, fmt.Errorf("check jj workspace %s for changes: %w\nhint: --force removes it without checking", ws.Path, jjError(err))
+			}
+			if len(files) > 0 || len(revs) != 1 {
+				return nil, unsaved(fmt.Sprintf("jj workspace %s holds changes (change %s): %s", ws.Path, short(revs), listFiles(files)),
+					"commit them with 'jj commit' there, or use --force to remove it anyway")
+			}
 		}
 	}
 	var removed []string
 	names, err := jjcmd.WorkspaceList(ctx, ws.Repo)
 	switch {
 	case err == nil && slices.Contains(names, ws.Name):
-		if err := jjcmd.WorkspaceForget(ctx, ws.Repo, ws.Name); err != nil {
-			return removed, jjError(err)
+		if !dry {
+			if err := jjcmd.WorkspaceForget(ctx, ws.Repo, ws.Name); err != nil {
+				return removed, jjError(err)
+			}
 		}
 		removed = append(removed, "jj workspace "+ws.Name)
 	case err != nil && !force:
 		return removed, fmt.Errorf("list workspaces of %s: %w", ws.Repo, jjError(err))
 	}
 	if exists {
-		if err := os.RemoveAll(ws.Path); err != nil {
-			return removed, fmt.Errorf("remove workspace directory: %w", err)
+		if !dry {
+			if err := os.RemoveAll(ws.Path); err != nil {
+				return removed, fmt.Errorf("remove workspace directory: %w", err)
+			}
 		}
 		removed = append(removed, "directory "+ws.Path)
 	}

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,13 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
-	"agt/jjcmd"
 	"agt/state"
 )
 
@@ -107,83 +103,4 @@ func (r *Registry) List() ([]Entry, error) {
 		return out[i].Workspace.Path < out[j].Workspace.Path
 	})
 	return out, nil
-}
-
-// Condition is what Check found in a workspace.
-type Condition struct {
-	// Gone: neither its directory nor what names it in the repository (git branch, jj
-	// workspace) is left: nothing to remove.
-	Gone bool
-	// Missing: its directory is gone, while its branch or jj workspace name remains.
-	Missing bool
-	// Dirty: its working copy holds changes (git: modified or untracked files; jj: @ changes files).
-	Dirty bool
-	// Ahead counts the commits (jj: non-empty revisions) on top of its base; -1 when unknown.
-	Ahead int
-}
-
-// Check looks at a workspace without changing it (jj snapshots the working copy, as any jj
-// command does).
-func Check(ctx context.Context, ws *Workspace) Condition {
-	c := Condition{Ahead: -1}
-	exists := isDir(ws.Path)
-	switch ws.Type {
-	case Git:
-		repo := ws.Repo
-		if !isDir(repo) {
-			repo = ws.Path
-		}
-		hasBranch := ws.Branch != "" && isDir(repo) && branchExists(ctx, repo, ws.Branch)
-		if !exists && !hasBranch {
-			c.Gone = true
-			return c
-		}
-		c.Missing = !exists
-		if exists {
-			if out, err := git(ctx, ws.Path, "status", "--porcelain"); err == nil {
-				c.Dirty = strings.TrimSpace(out) != ""
-			}
-		}
-		tip := "refs/heads/" + ws.Branch
-		if !hasBranch {
-			tip = "HEAD"
-			repo = ws.Path
-		}
-		if ws.Base != "" && isDir(repo) {
-			if out, err := git(ctx, repo, "rev-list", "--count", ws.Base+".."+tip); err == nil {
-				if n, err := strconv.Atoi(strings.TrimSpace(out)); err == nil {
-					c.Ahead = n
-				}
-			}
-		}
-	case JJ:
-		known := false
-		if names, err := jjcmd.WorkspaceList(ctx, ws.Repo); err == nil {
-			known = slices.Contains(names, ws.Name)
-		}
-		if !exists && !known {
-			c.Gone = true
-			return c
-		}
-		c.Missing = !exists
-		if exists {
-			if revs, err := jjcmd.Revisions(ctx, ws.Path, "@"); err == nil {
-				c.Dirty = len(revs) != 1 || !revs[0].Empty
-			}
-			if ws.Base != "" {
-				// Children first: @ leads, and counts as Dirty, not as Ahead.
-				if revs, err := jjcmd.Revisions(ctx, ws.Path, ws.Base+"..@"); err == nil {
-					c.Ahead = 0
-					for _, r := range revs[min(1, len(revs)):] {
-						if !r.Empty {
-							c.Ahead++
-						}
-					}
-				}
-			}
-		}
-	default:
-		c.Gone = !exists
-	}
-	return c
 }

@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 )
@@ -37,34 +36,5 @@ func TestRegistry(t *testing.T) {
 	var none *Registry
 	if err := none.Add("x", a); err != nil {
 		t.Errorf("nil registry: %v", err)
-	}
-}
-
-func TestCheckGit(t *testing.T) {
-	repo := gitRepo(t)
-	ctx := context.Background()
-	ws, err := Make(ctx, Options{Dir: repo, Name: "fix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := Check(ctx, ws); c != (Condition{Ahead: 0}) {
-		t.Errorf("new worktree: %+v", c)
-	}
-	writeFile(t, filepath.Join(ws.Path, "new.txt"), "x")
-	if c := Check(ctx, ws); !c.Dirty || c.Ahead != 0 {
-		t.Errorf("with a new file: %+v", c)
-	}
-	run(t, ws.Path, "git", "add", ".")
-	run(t, ws.Path, "git", "commit", "-q", "-m", "work")
-	if c := Check(ctx, ws); c.Dirty || c.Ahead != 1 {
-		t.Errorf("after a commit: %+v", c)
-	}
-	run(t, repo, "git", "worktree", "remove", "--force", ws.Path)
-	if c := Check(ctx, ws); !c.Missing || c.Gone || c.Ahead != 1 {
-		t.Errorf("worktree removed, branch kept: %+v", c)
-	}
-	run(t, repo, "git", "branch", "-D", ws.Branch)
-	if c := Check(ctx, ws); !c.Gone {
-		t.Errorf("worktree and branch removed: %+v", c)
 	}
 }

@@ -91,24 +91,27 @@ func copyEntry(src, dst string, d fs.DirEntry) error {
 // setUp runs each set-up command in the workspace dir, in order, stdin empty and stdout
 // dropped. A command that fails fails the set-up with its exit code and the tail of its
 // stderr.
-func setUp(ctx context.Context, dir, name string, cmds [][]string) error {
+func setUp(ctx context.Context, dir, name string, cmds [][]string, output io.Writer) error {
 	for _, argv := range cmds {
 		if len(argv) == 0 {
 			continue
 		}
-		if err := runSetUp(ctx, dir, name, argv); err != nil {
+		if err := runSetUp(ctx, dir, name, argv, output); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func runSetUp(ctx context.Context, dir, name string, argv []string) error {
+func runSetUp(ctx context.Context, dir, name string, argv []string, output io.Writer) error {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "AGT_NAME="+name, "AGT_WORKSPACE="+dir)
 	stderr := &tail{max: 2 << 10}
 	cmd.Stderr = stderr
+	if output != nil {
+		cmd.Stdout, cmd.Stderr = output, io.MultiWriter(stderr, output)
+	}
 	// Its own process group, so Ctrl-C stops what it started too; and no endless wait on a
 	// daemon it left holding stderr.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,8 @@ type Options struct {
 	// Setup lists commands (argv) run in order in the new workspace, after Copy, with
 	// AGT_NAME and AGT_WORKSPACE in their environment. A failure fails Make.
 	Setup [][]string
+	// Output, when set, gets what the set-up commands print, as they print it.
+	Output io.Writer
 }
 
 // Workspace describes a workspace that Make made: the JSON agt keeps in the agent's record
@@ -97,6 +100,12 @@ type Workspace struct {
 	Base   string `json:"base,omitempty"`   // jj: change id of its base; git: commit it started at
 	Branch string `json:"branch,omitempty"` // git: its branch
 	Change string `json:"change,omitempty"` // jj: change id of its working-copy commit
+	// From is the branch the agent started from, which merge brings its work into (git): the
+	// one checked out in Repo at spawn, or the one --base named. "" when that was no branch,
+	// and in records of agt before it was kept (then the branch checked out in Repo now).
+	From string `json:"from,omitempty"`
+	// Seeded lists the files that copy and setup put there: not the agent's work (Seed).
+	Seeded []Seed `json:"seeded,omitempty"`
 }
 
 // Parse reads a Workspace from its JSON.
@@ -175,7 +184,10 @@ func Make(ctx context.Context, opts Options) (ws *Workspace, err error) {
 	if err := copyIn(ws.Repo, ws.Path, opts.Copy); err != nil {
 		return nil, err
 	}
-	if err := setUp(ctx, ws.Path, opts.Name, opts.Setup); err != nil {
+	if err := setUp(ctx, ws.Path, opts.Name, opts.Setup, opts.Output); err != nil {
+		return nil, err
+	}
+	if ws.Seeded, err = seeds(ctx, ws, opts); err != nil {
 		return nil, err
 	}
 	return ws, nil
@@ -191,22 +203,32 @@ func Discard(ws *Workspace) {
 
 // Remove removes the workspace: for jj it forgets the workspace and deletes its directory;
 // for git it removes the worktree and deletes its branch. Unless force is set it refuses, with
-// an error matching ErrUnsaved, when the working copy holds changes or (git) the branch or the
-// worktree's HEAD has commits on no other branch. It returns what it removed, as
-// "jj workspace NAME", "directory PATH", "git worktree PATH" and "branch NAME", also when it
-// stops half-way with an error. A none workspace removes nothing.
-func Remove(ctx context.Context, ws *Workspace, force bool) (removed []string, err error) {
+// an error matching ErrUnsaved, when the working copy holds the agent's changes or (git) the
+// branch or the worktree's HEAD has commits on no other branch whose changes its target lacks.
+// It returns what it removed, as "jj workspace NAME", "directory PATH", "git worktree PATH"
+// and "branch NAME", also when it stops half-way with an error. A none workspace removes
+// nothing.
+func Remove(ctx context.Context, ws *Workspace, force bool) ([]string, error) {
+	return remove(ctx, ws, force, false)
+}
+
+// WouldRemove is Remove's dry run: the same checks, the same answer, nothing removed.
+func WouldRemove(ctx context.Context, ws *Workspace, force bool) ([]string, error) {
+	return remove(ctx, ws, force, true)
+}
+
+func remove(ctx context.Context, ws *Workspace, force, dry bool) (removed []string, err error) {
 	switch ws.Type {
 	case None:
 		return nil, nil
 	case JJ:
-		removed, err = removeJJ(ctx, ws, force)
+		removed, err = removeJJ(ctx, ws, force, dry)
 	case Git:
-		removed, err = removeGit(ctx, ws, force)
+		removed, err = removeGit(ctx, ws, force, dry)
 	default:
 		return nil, fmt.Errorf("remove workspace: unknown type %q", ws.Type)
 	}
-	if err == nil {
+	if err == nil && !dry {
 		removeDefaultRoot(ws)
 	}
 	return removed, err

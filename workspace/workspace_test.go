@@ -123,7 +123,7 @@ func TestMakeGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &Workspace{Type: Git, Path: filepath.Join(repo+"-agt", "fix"), Repo: repo, Branch: "agt/fix", Base: head}
+	want := &Workspace{Type: Git, Path: filepath.Join(repo+"-agt", "fix"), Repo: repo, Branch: "agt/fix", Base: head, From: "main"}
 	if !reflect.DeepEqual(ws, want) {
 		t.Fatalf("got %+v\nwant %+v", ws, want)
 	}

@@ -20,6 +20,11 @@ import (
 //	jj --no-pager --color never -R REPO workspace add --name NAME [-r REVSET] DESTINATION
 //	jj --no-pager --color never -R REPO workspace forget NAME...
 //	jj --no-pager --color never -R REPO workspace list -T TEMPLATE
+//	jj --no-pager --color never -R REPO diff -r REVSET --name-only
+//	jj --no-pager --color never -R REPO diff --from REVSET --to REVSET --git
+//	jj [--no-pager --color never] commit -m MESSAGE        (what a script's agent runs)
+//	jj … squash, operation log, operation restore, resolve --list, workspace update-stale
+//	                                                        (ops.go)
 //
 // (the global options in any order, -R also as --repository; long options also as --opt=value).
 // The two templates must be the very ones agt uses.
@@ -34,8 +39,9 @@ import (
 //	                when set
 //
 // workspace add makes DESTINATION (whose parent must exist, as with jj), with .jj/repo naming
-// the repository's .jj, and a new empty revision NAME@. The @ of such a workspace is empty as
-// long as the directory holds nothing but .jj, as if jj had snapshotted it.
+// the repository's .jj, the files of its base and a new empty revision NAME@ on the base. The
+// @ of such a workspace is empty as long as its files are its base's, as if jj had
+// snapshotted it; tree.go keeps the files of revisions, for diff and commit.
 func Main() {
 	os.Exit(fakeJJRun(os.Args[1:]))
 }
@@ -43,6 +49,7 @@ func Main() {
 const (
 	fakeJJLogTemplate       = `change_id ++ " " ++ if(empty, "empty", "changed") ++ "\n"`
 	fakeJJWorkspaceTemplate = `name ++ "\n"`
+	fakeJJOpTemplate        = `id ++ "\n"`
 )
 
 func fakeJJRun(args []string) int {
@@ -104,11 +111,11 @@ func fakeJJRun(args []string) int {
 		return usage("agt must name a subcommand")
 	}
 	cmd, rest := rest[0], rest[1:]
-	if cmd == "workspace" {
+	if cmd == "workspace" || cmd == "operation" {
 		if len(rest) == 0 {
-			return usage("'jj workspace' requires a subcommand")
+			return usage("'jj %s' requires a subcommand", cmd)
 		}
-		cmd, rest = "workspace "+rest[0], rest[1:]
+		cmd, rest = cmd+" "+rest[0], rest[1:]
 	}
 	opts, pos, err := fakeJJParse(cmd, rest)
 	if err != "" {
@@ -165,6 +172,28 @@ func fakeJJRun(args []string) int {
 			fmt.Fprintln(os.Stderr, "Nothing changed.")
 		}
 		return 0
+	case "diff":
+		return ws.diffCmd(opts, cwd)
+	case "squash":
+		return ws.squashCmd(opts, pos)
+	case "resolve":
+		return ws.resolveList(opts["-r"])
+	case "operation log":
+		if opts["-T"] != fakeJJOpTemplate || opts["-n"] != "1" {
+			return usage("agt runs jj operation log -n 1 with its own template, got %q", args)
+		}
+		fmt.Println(ws.currentOp())
+		return 0
+	case "operation restore":
+		if len(pos) != 1 {
+			return usage("agt must name the operation to restore")
+		}
+		return ws.restoreCmd(pos[0])
+	case "workspace update-stale":
+		fmt.Fprintln(os.Stderr, "Nothing to do (the working copy is not stale).")
+		return 0
+	case "commit":
+		return ws.commitCmd(opts["-m"])
 	case "workspace add":
 		if len(pos) != 1 {
 			return usage("agt must give one destination, got %q", pos)
@@ -179,14 +208,25 @@ func fakeJJRun(args []string) int {
 // name where there is one.
 func fakeJJParse(cmd string, args []string) (opts map[string]string, pos []string, err string) {
 	valued := map[string]map[string]string{
-		"root":             {},
-		"log":              {"-r": "-r", "--revisions": "-r", "-T": "-T", "--template": "-T"},
-		"workspace add":    {"--name": "--name", "-r": "-r", "--revision": "-r"},
-		"workspace forget": {},
-		"workspace list":   {"-T": "-T", "--template": "-T"},
+		"root":                   {},
+		"log":                    {"-r": "-r", "--revisions": "-r", "-T": "-T", "--template": "-T"},
+		"workspace add":          {"--name": "--name", "-r": "-r", "--revision": "-r"},
+		"workspace forget":       {},
+		"workspace list":         {"-T": "-T", "--template": "-T"},
+		"diff":                   {"-r": "-r", "--revisions": "-r", "-f": "--from", "--from": "--from", "-t": "--to", "--to": "--to"},
+		"commit":                 {"-m": "-m", "--message": "-m"},
+		"squash":                 {"-f": "--from", "--from": "--from", "-t": "--into", "--into": "--into", "--to": "--into", "-m": "-m", "--message": "-m"},
+		"resolve":                {"-r": "-r", "--revision": "-r"},
+		"operation log":          {"-n": "-n", "--limit": "-n", "-T": "-T", "--template": "-T"},
+		"operation restore":      {},
+		"workspace update-stale": {},
 	}
 	flags := map[string]map[string]string{
-		"log": {"--no-graph": "--no-graph"},
+		"log":           {"--no-graph": "--no-graph"},
+		"diff":          {"--git": "--git", "--name-only": "--name-only"},
+		"squash":        {"-u": "-u", "--use-destination-message": "-u"},
+		"resolve":       {"-l": "--list", "--list": "--list"},
+		"operation log": {"--no-graph": "--no-graph", "-G": "--no-graph"},
 	}
 	known, ok := valued[cmd]
 	if !ok {
@@ -239,6 +279,42 @@ func fakeJJParse(cmd string, args []string) (opts map[string]string, pos []strin
 	case "workspace add":
 		if _, ok := opts["--name"]; !ok {
 			return nil, nil, "agt must pass --name to jj workspace add"
+		}
+	case "diff":
+		_, git := opts["--git"]
+		_, names := opts["--name-only"]
+		_, r := opts["-r"]
+		_, from := opts["--from"]
+		_, to := opts["--to"]
+		switch {
+		case len(pos) > 0:
+			return nil, nil, fmt.Sprintf("agt passes no filesets to jj diff, got %q", pos)
+		case git == names:
+			return nil, nil, "agt passes one of --git and --name-only to jj diff"
+		case r == (from || to) || from != to:
+			return nil, nil, "agt passes -r, or --from and --to, to jj diff"
+		}
+	case "commit":
+		if _, ok := opts["-m"]; !ok || len(pos) > 0 {
+			return nil, nil, "jj commit takes -m MESSAGE here (without it jj opens an editor)"
+		}
+	case "squash":
+		_, m := opts["-m"]
+		_, u := opts["-u"]
+		if m == u {
+			return nil, nil, "agt passes -m MESSAGE or --use-destination-message to jj squash (else jj may open an editor)"
+		}
+	case "resolve":
+		if _, ok := opts["--list"]; !ok || len(pos) > 0 {
+			return nil, nil, "agt runs jj resolve --list -r REV only"
+		}
+	case "operation log":
+		if _, ok := opts["--no-graph"]; !ok {
+			return nil, nil, "agt must pass --no-graph"
+		}
+	case "workspace update-stale":
+		if len(pos) > 0 {
+			return nil, nil, fmt.Sprintf("unexpected argument '%s' found", pos[0])
 		}
 	}
 	return opts, pos, ""
@@ -330,17 +406,24 @@ func (w *fakeJJWorkspace) names() []string {
 
 // resolve returns the [change id, empty|changed] pairs revset names; nil when none.
 func (w *fakeJJWorkspace) resolve(revset string) [][2]string {
+	if x, ok := strings.CutPrefix(revset, "conflicts() & ("); ok && strings.HasSuffix(x, "::)") {
+		return w.conflicted(strings.TrimSuffix(x, "::)"))
+	}
+	if x, y, ok := strings.Cut(revset, ".."); ok {
+		return w.rangeOf(x, y)
+	}
 	if w.name != "default" && (revset == "@" || revset == w.name+"@") {
-		// Another workspace's @: empty while the directory holds only .jj.
-		entries, _ := os.ReadDir(w.root)
-		state := "empty"
-		if len(entries) > 1 {
-			state = "changed"
-		}
+		// Another workspace's @: empty while its files are its parent's.
 		for _, l := range w.lines("revs") {
 			if l[0] == w.name+"@" {
-				return [][2]string{{l[1], state}}
+				return [][2]string{{l[1], w.wcState(l[1])}}
 			}
+		}
+		return nil
+	}
+	if w.name != "default" && revset == "@-" {
+		if p := w.parentOf(w.one("@")); p != "" {
+			return [][2]string{{p, w.stateOf(p)}}
 		}
 		return nil
 	}
@@ -349,8 +432,12 @@ func (w *fakeJJWorkspace) resolve(revset string) [][2]string {
 	}
 	var out [][2]string
 	for _, l := range w.lines("revs") {
-		if len(l) == 3 && (l[0] == revset || l[1] == revset) {
-			out = append(out, [2]string{l[1], l[2]})
+		if len(l) >= 3 && (l[0] == revset || l[1] == revset) {
+			state := l[2]
+			if strings.HasSuffix(l[0], "@") && l[0] != "@" {
+				state = w.wcState(l[1])
+			}
+			out = append(out, [2]string{l[1], state})
 		}
 	}
 	return out
@@ -380,12 +467,17 @@ func (w *fakeJJWorkspace) add(name, rev, dest, cwd string) int {
 	os.Mkdir(filepath.Join(path, ".jj"), 0o755)
 	os.WriteFile(filepath.Join(path, ".jj", "repo"), []byte(w.store+"\n"), 0o644)
 	// As jj does, the revisions are resolved once the workspace is on disk.
-	if rev != "" && w.resolve(rev) == nil {
+	if rev == "" {
+		rev = "@-"
+	}
+	base := w.one(rev)
+	if base == "" {
 		fmt.Fprintf(os.Stderr, "Error: Revision `%s` doesn't exist\n", rev)
 		return 1
 	}
+	w.checkout(base, path)
 	w.appendLine("workspaces", name+" "+path)
-	w.appendLine("revs", name+"@ "+fakeJJChangeID(name)+" empty")
+	w.appendLine("revs", name+"@ "+fakeJJChangeID(name)+" empty "+base)
 	fmt.Fprintf(os.Stderr, "Created workspace in %q\n", dest)
 	return 0
 }

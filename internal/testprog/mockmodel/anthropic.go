@@ -56,7 +56,8 @@ func (anthropicAPI) parse(r *http.Request, body []byte) *conv {
 		if c.shell == "" && (t.Name == "Bash" || t.Name == "bash") {
 			c.shell = t.Name
 		}
-		c.exitPlan = c.exitPlan || t.Name == "ExitPlanMode"
+		// Claude Code 2.1.332 defers ExitPlanMode behind ToolSearch: a model may call it still.
+		c.exitPlan = c.exitPlan || t.Name == "ExitPlanMode" || t.Name == "ToolSearch"
 	}
 	for _, msg := range req.Messages {
 		if msg.Role != "user" {

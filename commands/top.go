@@ -1,0 +1,92 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/urfave/cli/v2"
+
+	"agt/config"
+)
+
+// homeDir is the user's home, which paths shown to people start with ~ for.
+var homeDir, _ = os.UserHomeDir()
+
+func topCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "top",
+		Usage: "a live full-screen view of every agent; answer them with a key",
+		UsageText: "agt top\n\n" +
+			"Shows every agent live, those that need you first, and answers them with a key.\n\n" +
+			"EXAMPLES:\n" +
+			"   agt top\n" +
+			"   agt --run-dir /tmp/ci-agents top",
+		Description: helpText("top"),
+		Action:      runTop,
+	}
+}
+
+func runTop(c *cli.Context) error {
+	if c.Args().Len() > 0 {
+		return usagef(c, "agt top takes no NAME: it shows every agent")
+	}
+	if !isTerminal(os.Stdin) || !isTerminal(c.App.Writer) {
+		return errors.New("agt top needs a terminal\nhint: 'agt ps' lists agents, 'agt tail -f' follows them, in scripts")
+	}
+	d, err := openRunDir(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(c.Context)
+	defer cancel()
+	fleet := newLocalFleet(ctx, d)
+	m := newTopModel(ctx, fleet, d.Root, os.Getenv("NO_COLOR") == "")
+	m.bell = bellWanted()
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(c.App.Writer))
+	go feedTop(ctx, fleet, p)
+	_, err = p.Run()
+	if c.Context.Err() != nil {
+		return c.Context.Err() // a signal: main exits 128+N, the terminal restored
+	}
+	if errors.Is(err, tea.ErrInterrupted) {
+		return nil
+	}
+	return err
+}
+
+// bellWanted reports whether [notify] lets top and tail -f ring the terminal's bell (bell =
+// false says no); yes when agt.toml cannot be read.
+func bellWanted() bool {
+	dir, _ := os.Getwd()
+	cfg, err := config.Load(dir)
+	return err != nil || cfg.Notify.Bell
+}
+
+// topBatch is how long top gathers changes before it reads them: a busy fleet costs one read
+// of each changed agent per batch, however often its files change.
+const topBatch = 50 * time.Millisecond
+
+// feedTop sends the program the rows that change, until ctx ends.
+func feedTop(ctx context.Context, f *localFleet, p *tea.Program) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.w.Ready():
+		}
+		t := time.NewTimer(topBatch)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		rows, logged, all := f.changed()
+		if len(rows) > 0 || len(logged) > 0 || all {
+			p.Send(rowsMsg{rows: rows, logged: logged, all: all})
+		}
+	}
+}

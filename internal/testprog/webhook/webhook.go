@@ -15,7 +15,8 @@ import (
 // Main is a loopback HTTP server for the notification tests: webhook URLFILE BODIES
 // [STATUS] listens on 127.0.0.1, writes its URL to URLFILE, appends the body of every request
 // to BODIES, one line each, and writes its method and content type to BODIES.N for the Nth
-// (for waitfile), answering STATUS (200). It exits after a minute by itself, or at SIGTERM.
+// (for waitfile), answering STATUS (200). It exits after ten minutes by itself (a test binary
+// killed on timeout runs no cleanup), or at SIGTERM.
 func Main() {
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: webhook URLFILE BODIES [STATUS]")
@@ -51,7 +52,7 @@ func Main() {
 	os.WriteFile(tmp, []byte(url), 0o600)
 	os.Rename(tmp, os.Args[1]) // whole, for waitfile
 	go func() {
-		time.Sleep(time.Minute)
+		time.Sleep(10 * time.Minute)
 		os.Exit(0)
 	}()
 	srv.Serve(ln)

@@ -11,25 +11,19 @@ import (
 	"testing"
 
 	"github.com/tidwall/gjson"
+
+	"agt/internal/testprog/selfexec"
 )
 
-// The test binary is the fake ACP agent when this variable is set.
-const asAgent = "FAKEACP_TEST_MAIN"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(asAgent) == "1" {
-		Main()
-		return
-	}
-	os.Exit(m.Run())
+	selfexec.Main(m, Main)
 }
 
 // client runs the fake with args on pipes and returns a function that sends a line and one
 // that reads the next one.
 func client(t *testing.T, dir string, args ...string) (cmd *exec.Cmd, send func(string), next func() string) {
 	t.Helper()
-	cmd = exec.Command(os.Args[0], append([]string{"-dir", dir}, args...)...)
-	cmd.Env = append(os.Environ(), asAgent+"=1")
+	cmd = selfexec.Command(append([]string{"-dir", dir}, args...)...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr

@@ -14,24 +14,17 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"agt/internal/testprog/selfexec"
 )
 
-// The test binary is the fake agent when this variable is set: each test runs it as the
-// scripts do, as a process of its own.
-const asAgent = "FAKEAGENT_TEST_MAIN"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(asAgent) == "1" {
-		Main()
-		return
-	}
-	os.Exit(m.Run())
+	selfexec.Main(m, Main)
 }
 
 func agent(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asAgent+"=1")
+	cmd := selfexec.Command(args...)
 	cmd.Dir = t.TempDir()
 	return cmd
 }

@@ -7,24 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agt/internal/testprog/selfexec"
 )
 
-// The test binary is the fake jj when this variable is set.
-const asJJ = "FAKEJJ_TEST_MAIN"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(asJJ) == "1" {
-		Main()
-		return
-	}
-	os.Exit(m.Run())
+	selfexec.Main(m, Main)
 }
 
 // jj runs the fake in dir and returns its stdout, stderr and exit code.
 func jj(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asJJ+"=1")
+	cmd := selfexec.Command(args...)
 	cmd.Dir = dir
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

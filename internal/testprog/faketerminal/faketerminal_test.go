@@ -11,16 +11,12 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"agt/internal/testprog/selfexec"
 )
 
-// The test binary is the fake terminal program when this variable is set.
-const asProgram = "FAKETERMINAL_TEST_MAIN"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(asProgram) == "1" {
-		Main(time.Minute)
-	}
-	os.Exit(m.Run())
+	selfexec.Main(m, func() { Main(time.Minute) })
 }
 
 // screen reads what the terminal shows until it matches re.
@@ -47,8 +43,8 @@ func (s *screen) wait(re string) {
 }
 
 func TestOnATerminal(t *testing.T) {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), asProgram+"=1", "TERM=xterm-test")
+	cmd := selfexec.Command()
+	cmd.Env = append(cmd.Env, "TERM=xterm-test")
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 24, Cols: 80})
 	if err != nil {
 		t.Fatal(err)

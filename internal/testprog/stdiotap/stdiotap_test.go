@@ -7,21 +7,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"agt/internal/testprog/selfexec"
 )
 
-// The test binary is stdiotap when this variable is set.
-const asTap = "STDIOTAP_TEST_MAIN"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(asTap) == "1" {
-		Main()
-	}
-	os.Exit(m.Run())
+	selfexec.Main(m, Main)
 }
 
 func tap(t *testing.T, transcript string, args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], append([]string{transcript}, args...)...)
-	cmd.Env = append(os.Environ(), asTap+"=1")
+	cmd := selfexec.Command(append([]string{transcript}, args...)...)
 	return cmd
 }
 

@@ -3,21 +3,16 @@ package webhook
 import (
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"agt/internal/testprog/selfexec"
 )
 
-// The test binary is the webhook sink when this variable is set.
-const asSink = "WEBHOOK_TEST_MAIN"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(asSink) == "1" {
-		Main()
-	}
-	os.Exit(m.Run())
+	selfexec.Main(m, Main)
 }
 
 // The sink writes its URL, records each body and its method and type, and answers the status
@@ -25,8 +20,7 @@ func TestMain(m *testing.M) {
 func TestSink(t *testing.T) {
 	dir := t.TempDir()
 	urlFile, bodies := filepath.Join(dir, "url"), filepath.Join(dir, "bodies")
-	cmd := exec.Command(os.Args[0], urlFile, bodies, "503")
-	cmd.Env = append(os.Environ(), asSink+"=1")
+	cmd := selfexec.Command(urlFile, bodies, "503")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

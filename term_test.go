@@ -203,7 +203,7 @@ func scriptCommand(ts *testscript.TestScript, args []string) *exec.Cmd {
 	// The test's own environment, without the agt settings of whoever runs the tests and
 	// without what the script sets (or blanks).
 	script := append([]string{"PATH", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "GORACE", testMarker,
-		"AGT_AGENT", "AGT_MODEL", "AGT_BASE"}, flagEnvVars()...)
+		"AGT_AGENT", "AGT_MODEL", "AGT_BASE", "NO_COLOR"}, flagEnvVars()...)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(k, "AGT_") && !slices.Contains(script, k) {

@@ -34,25 +34,25 @@ func TestMain(m *testing.M) {
 		"agt": func() {
 			// Test-only hook: switch the tree sweeps off to prove the tree tests can fail.
 			if os.Getenv("AGT_TEST_GROUP_KILL_ONLY") == "1" {
-				spawn.TestOnlyGroupKillOnly = true
+				spawn.TestHooks.GroupKillOnly = true
 			}
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
-				spawn.TestOnlyRanFor = d
+				spawn.TestHooks.RanFor = d
 			}
 			if f := os.Getenv("AGT_TEST_UNKILLABLE"); f != "" {
 				// The processes whose pids this file holds cannot be SIGKILLed.
-				spawn.TestOnlyUnkillable = func(pid int) bool {
+				spawn.TestHooks.Unkillable = func(pid int) bool {
 					b, _ := os.ReadFile(f)
 					return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
 				}
 			}
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_SLOW_STATUS")); err == nil {
-				spawn.TestOnlySlowStatus = func() { time.Sleep(d) } // a slow fsync
+				spawn.TestHooks.SlowStatus = func() { time.Sleep(d) } // a slow fsync
 			}
 			if clock := os.Getenv("AGT_TEST_CLOCK"); clock != "" {
 				// The supervisor's clock stands at 2026-01-01 00:00:00 UTC plus the duration
 				// the file holds (0 while there is none): the script moves it.
-				spawn.TestOnlyClock = func() time.Time {
+				spawn.TestHooks.Clock = func() time.Time {
 					b, _ := os.ReadFile(clock)
 					d, _ := time.ParseDuration(strings.TrimSpace(string(b)))
 					return testEpoch.Add(d)
@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 			}
 			if full := os.Getenv("AGT_TEST_DISK_FULL"); full != "" {
 				// The disk is full while this file exists.
-				spawn.TestOnlyDiskFull = func() bool { _, err := os.Stat(full); return err == nil }
+				spawn.TestHooks.DiskFull = func() bool { _, err := os.Stat(full); return err == nil }
 			}
 			main()
 		},
@@ -139,6 +139,11 @@ func markScript(env *testscript.Env) {
 
 // killMarked SIGKILLs every process carrying kv in its environment, until none is left.
 func killMarked(kv string) {
+	killWhere(func(p pids.Proc) bool { return pids.HasEnv(p.PID, kv) })
+}
+
+// killWhere SIGKILLs every process (but this one) that match says is to go, until none is left.
+func killWhere(match func(pids.Proc) bool) {
 	for i := 0; i < 100; i++ {
 		procs, err := pids.Scan()
 		if err != nil {
@@ -146,7 +151,7 @@ func killMarked(kv string) {
 		}
 		found := false
 		for _, p := range procs {
-			if p.PID != os.Getpid() && p.State != 'Z' && pids.HasEnv(p.PID, kv) {
+			if p.PID != os.Getpid() && p.State != 'Z' && match(p) {
 				syscall.Kill(p.PID, syscall.SIGKILL)
 				found = true
 			}

@@ -158,31 +158,42 @@ func cmdFDCount(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// procs N REGEXP: exactly N live processes started by this script have a command line
-// (arguments joined by spaces) matching REGEXP.
+// procs [-wait] N REGEXP: exactly N live processes started by this script have a command line
+// (arguments joined by spaces) matching REGEXP; with -wait, wait until they do. A process in a
+// sandbox knows its pid there alone, so scripts find it from outside by its command line.
 func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 	noNegation(ts, neg, "procs")
+	wait := len(args) > 0 && args[0] == "-wait"
+	if wait {
+		args = args[1:]
+	}
 	if len(args) != 2 {
-		ts.Fatalf("usage: procs N REGEXP")
+		ts.Fatalf("usage: procs [-wait] N REGEXP")
 	}
 	want, err := strconv.Atoi(args[0])
 	ts.Check(err)
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	procs, err := pids.Scan()
-	ts.Check(err)
 	marker := testMarker + "=" + ts.Getenv(testMarker)
 	var found []string
-	for _, p := range procs {
-		if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
-			continue
+	matching := func() bool {
+		procs, err := pids.Scan()
+		ts.Check(err)
+		found = found[:0]
+		for _, p := range procs {
+			if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
+				continue
+			}
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+			if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); err == nil && re.MatchString(cmd) {
+				found = append(found, fmt.Sprintf("%d %s", p.PID, cmd))
+			}
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-		if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); err == nil && re.MatchString(cmd) {
-			found = append(found, fmt.Sprintf("%d %s", p.PID, cmd))
-		}
+		return len(found) == want
 	}
-	if len(found) != want {
+	if wait {
+		poll(ts, fmt.Sprintf("%d processes matching %s", want, args[1]), matching)
+	} else if !matching() {
 		ts.Fatalf("%d processes match %s, want %d:\n%s", len(found), args[1], want, strings.Join(found, "\n"))
 	}
 }

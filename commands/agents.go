@@ -2,6 +2,7 @@ package commands
 
 import (
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -61,7 +62,7 @@ func agentsCommand() *cli.Command {
 					if k.Name == config.Exec {
 						argv = "COMMAND after --"
 					}
-					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Version), testedText(r), dash(r.Prompt), source, argv})
+					rows = append(rows, []string{k.Name, k.Format, installed, dash(r.Version), testedText(r), dash(r.Prompt), source, dash(strings.Join(slices.Concat(k.AutoArgs, k.SandboxArgs), " ")), argv})
 				default:
 					if err := out.item(r, nil); err != nil {
 						return err
@@ -69,7 +70,7 @@ func agentsCommand() *cli.Command {
 				}
 			}
 			if out.mode == modeTable {
-				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "VERSION", "TESTED", "PROMPT", "FROM", "ARGV"}, rows)
+				return out.table([]string{"KIND", "FORMAT", "INSTALLED", "VERSION", "TESTED", "PROMPT", "FROM", "IN A SANDBOX", "ARGV"}, rows)
 			}
 			return nil
 		},

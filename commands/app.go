@@ -129,14 +129,20 @@ func flagsAfterName(c *cli.Context, name string, args []string) error {
 			flags = append(flags, args[i])
 		}
 	}
-	if len(flags) == 0 {
-		return nil
-	}
 	if name != "" {
 		rest = append([]string{name}, rest...)
 	}
+	return misplacedFlags(c, flags, rest)
+}
+
+// misplacedFlags is the usage error of flags written after NAME, showing the right order:
+// the flags, then the words they followed (NAME first); nil when there are none.
+func misplacedFlags(c *cli.Context, flags, words []string) error {
+	if len(flags) == 0 {
+		return nil
+	}
 	return usagef(c, "flag %s after NAME: flags come before NAME, as in 'agt %s %s'",
-		flags[0], c.Command.Name, strings.Join(append(flags, rest...), " "))
+		flags[0], c.Command.Name, strings.Join(append(flags, words...), " "))
 }
 
 // takesValue reports whether the command's flag spelled arg (-x, --xy, --xy=v) takes a value.

@@ -39,7 +39,7 @@ func doctorCommand() *cli.Command {
 			failed := false
 			rows := make([][]string, 0, len(checks))
 			for _, ch := range checks {
-				failed = failed || !ch.OK
+				failed = failed || !ch.OK && !ch.optional
 				mark := "yes"
 				if !ch.OK {
 					mark = "NO"
@@ -69,6 +69,9 @@ type doctorCheck struct {
 	Check  string `json:"check"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// optional: a feature agt can do without (sandboxes), not a guarantee; it does not fail
+	// the exit status.
+	optional bool
 }
 
 func doctorChecks(runDir string) []doctorCheck {
@@ -78,7 +81,7 @@ func doctorChecks(runDir string) []doctorCheck {
 		if !ok {
 			d = no
 		}
-		out = append(out, doctorCheck{check, ok, d})
+		out = append(out, doctorCheck{Check: check, OK: ok, Detail: d})
 	}
 
 	fd, err := unix.PidfdOpen(os.Getpid(), 0)
@@ -131,11 +134,11 @@ func doctorChecks(runDir string) []doctorCheck {
 		fmt.Sprintf("run directory: %v", err))
 
 	_, err = os.Stat("/sys/fs/cgroup/cgroup.controllers")
-	out = append(out, doctorCheck{"cgroups", true, map[bool]string{
+	out = append(out, doctorCheck{Check: "cgroups", OK: true, Detail: map[bool]string{
 		true:  "cgroup v2 present; agt neither needs nor uses it",
 		false: "no cgroup v2; agt neither needs nor uses it",
 	}[err == nil]})
-	return out
+	return append(out, sandboxChecks()...)
 }
 
 // dnotifyWorks asks the kernel for dnotify on a directory, for no events: it changes nothing.

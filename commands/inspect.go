@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,7 +29,7 @@ func inspectCommand() *cli.Command {
 			"   agt inspect fix-auth | jq -r .files.stdout\n" +
 			"   agt inspect --format '{{.workspace.branch}}' fix-auth",
 		Description: helpText("inspect"),
-		Flags:       []cli.Flag{jsonFlag(), formatFlag("inspect", inspectResult{}, "{{.name}} {{.cwd}}")},
+		Flags:       []cli.Flag{jsonFlag(), formatFlagOf("inspect", inspectFields(), "{{.name}} {{.cwd}}")},
 		Action: func(c *cli.Context) error {
 			out, err := outputFor(c)
 			if err != nil {
@@ -41,7 +42,7 @@ func inspectCommand() *cli.Command {
 			for i, a := range agents {
 				r := inspect(a)
 				if out.mode != modeTable {
-					if err := out.item(r, nil); err != nil {
+					if err := out.item(nil, r.appendJSON(nil)); err != nil {
 						return err
 					}
 					continue
@@ -58,34 +59,38 @@ func inspectCommand() *cli.Command {
 	}
 }
 
-// inspectResult is one agent as inspect shows it: the NDJSON fields, and what templates name.
+// inspectResult is one agent as inspect shows it: its status (the fields statusFields shows
+// inspect), and what its record adds.
 type inspectResult struct {
-	Name          string          `json:"name"`
-	Kind          string          `json:"kind"`
-	State         string          `json:"state"`
-	Reason        string          `json:"reason,omitempty"`
-	Error         string          `json:"error,omitempty"`
-	Since         time.Time       `json:"since"`
-	Started       time.Time       `json:"started"`
-	PID           int             `json:"pid,omitempty"`
-	SupervisorPID int             `json:"supervisor_pid,omitempty"`
-	Argv          []string        `json:"argv"` // of the last start, as run; the record's template before any
-	Cwd           string          `json:"cwd"`
-	Env           []string        `json:"env"` // the names of the variables --env gave it (values stay in the record)
-	Workspace     json.RawMessage `json:"workspace,omitempty"`
-	Restart       string          `json:"restart"`
-	MaxRestarts   int             `json:"max_restarts"`
-	Restarts      int             `json:"restarts"`
-	StopTimeout   string          `json:"stop_timeout"`
-	ExitCode      *int            `json:"exit_code"`
-	Signal        string          `json:"signal,omitempty"`
-	History       []state.Exit    `json:"history,omitempty"`
-	SessionID     string          `json:"session_id,omitempty"`
-	Model         string          `json:"model,omitempty"`
-	Turns         int             `json:"turns"`
-	CostUSD       *float64        `json:"cost_usd"`
-	Usage         state.Usage     `json:"usage"`
-	Files         inspectFiles    `json:"files"`
+	*state.Status
+	inspectRecord
+}
+
+// inspectRecord is what inspect shows of an agent's record, after its status.
+type inspectRecord struct {
+	Argv        []string       `json:"argv"` // of the last start, as run; the record's template before any
+	Cwd         string         `json:"cwd"`
+	Env         []string       `json:"env"` // the names of the variables --env gave it (values stay in the record)
+	Sandbox     *state.Sandbox `json:"sandbox,omitempty"`
+	Restart     string         `json:"restart"`
+	MaxRestarts int            `json:"max_restarts"`
+	StopTimeout string         `json:"stop_timeout"`
+	Files       inspectFiles   `json:"files"`
+}
+
+// inspectFields are the fields inspect prints, for its --format help and templates.
+func inspectFields() []string {
+	return append(viewFields(inInspect), jsonFields(reflect.TypeOf(inspectRecord{}))...)
+}
+
+// appendJSON appends r as one JSON object: its status fields, then its record's.
+func (r *inspectResult) appendJSON(b []byte) []byte {
+	b = appendStatus(b, r.Name, r.Status, inInspect)
+	rec, err := json.Marshal(&r.inspectRecord)
+	if err != nil || len(rec) < 2 {
+		return append(b, '}')
+	}
+	return append(append(b, ','), rec[1:]...)
 }
 
 // inspectFiles are the paths of an agent's record and logs.
@@ -101,33 +106,30 @@ type inspectFiles struct {
 
 func inspect(a *state.Agent) *inspectResult {
 	st := spawn.Observe(a)
-	r := &inspectResult{
-		Name: a.Name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error,
-		Since: st.Since, Started: st.Started, PID: st.PID, SupervisorPID: st.SupervisorPID,
-		Restarts: st.Restarts, ExitCode: st.ExitCode, Signal: st.Signal, History: st.History,
-		SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, Usage: st.Usage, Cwd: st.Dir,
-		Workspace: st.Workspace, Env: []string{},
+	r := &inspectResult{Status: st, inspectRecord: inspectRecord{
+		Cwd: st.Dir, Env: []string{},
 		Files: inspectFiles{
 			Dir: a.Dir, Spec: a.Path(state.SpecFile), Status: a.Path(state.StatusFile),
 			Events: a.Path(state.EventsFile), Stdout: a.Path(state.StdoutLog),
 			Stderr: a.Path(state.StderrLog), Supervisor: a.Path(state.SupervisorLog),
 		},
-	}
+	}}
 	if st.CostUSD != nil {
-		r.CostUSD = roundUSD(*st.CostUSD)
+		st.CostUSD = roundUSD(*st.CostUSD)
 	}
 	if stream.IsFinal(st.State) || st.State == stream.Lost {
-		r.PID, r.SupervisorPID = 0, 0
+		st.PID, st.SupervisorPID = 0, 0
 	}
 	if spec, err := a.ReadSpec(); err == nil {
-		r.Kind, r.Argv, r.Restart, r.MaxRestarts = spec.Kind, spec.Argv, spec.Restart, spec.MaxRestarts
+		st.Kind, r.Argv, r.Restart, r.MaxRestarts = spec.Kind, spec.Argv, spec.Restart, spec.MaxRestarts
 		r.StopTimeout = time.Duration(spec.StopTimeout).String()
 		if r.Cwd == "" {
 			r.Cwd = spec.Cwd
 		}
-		if len(r.Workspace) == 0 {
-			r.Workspace = spec.Workspace
+		if len(st.Workspace) == 0 {
+			st.Workspace = spec.Workspace
 		}
+		r.Sandbox = spec.Sandbox
 		for _, kv := range spec.Env {
 			k, _, _ := strings.Cut(kv, "=")
 			r.Env = append(r.Env, k)
@@ -177,6 +179,9 @@ func (r *inspectResult) print(out *output) error {
 	}
 	if len(r.Env) > 0 {
 		row("env", "%s", strings.Join(r.Env, ", "))
+	}
+	if r.Sandbox != nil {
+		row("sandbox", "%s", sandboxLine(r.Sandbox, home))
 	}
 	restarts := fmt.Sprintf("%d (policy %s, at most %d in a row; stop grace %s)", r.Restarts, dash(r.Restart), r.MaxRestarts, dash(r.StopTimeout))
 	row("restarts", "%s", restarts)

@@ -80,7 +80,11 @@ type formatFlagType struct {
 // or a pointer to one); example is a template that works on them. Its environment variable is
 // AGT_<COMMAND>_FORMAT: the commands print different things.
 func formatFlag(command string, v any, example string) cli.Flag {
-	fields := jsonFields(reflect.TypeOf(v))
+	return formatFlagOf(command, jsonFields(reflect.TypeOf(v)), example)
+}
+
+// formatFlagOf is formatFlag for items whose fields are named in a table, not by a type.
+func formatFlagOf(command string, fields []string, example string) cli.Flag {
 	return &formatFlagType{
 		StringFlag: cli.StringFlag{
 			Name: "format",

@@ -1,7 +1,6 @@
 package commands
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -32,40 +31,20 @@ func psCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "state", Usage: "only agents in this `STATE` (repeatable)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print names only"},
 			jsonFlag(),
-			formatFlag("ps", psRow{}, "{{.name}} {{.state}}"),
+			formatFlagOf("ps", append(viewFields(inPs), "waiting_for"), "{{.name}} {{.state}}"),
 		},
 		Action: runPs,
 	}
 }
 
-// psRow is one agent as ps shows it; the JSON names are the NDJSON fields, the Go names the
-// template fields.
+// psRow is one agent as ps shows it: its name and its status (nil for ps -q, which needs no
+// status). Which fields ps shows, under which names, is statusFields'.
 type psRow struct {
-	Name      string          `json:"name"`
-	Kind      string          `json:"kind"`
-	State     string          `json:"state"`
-	Reason    string          `json:"reason"`
-	Error     string          `json:"error"`
-	PID       int             `json:"pid"`
-	Started   time.Time       `json:"started"`
-	Updated   time.Time       `json:"updated"`
-	Since     time.Time       `json:"since"`
-	Activity  time.Time       `json:"activity"`
-	Doing     string          `json:"doing,omitempty"`
-	Restarts  int             `json:"restarts"`
-	ExitCode  *int            `json:"exit_code"`
-	Dir       string          `json:"dir"`
-	SessionID string          `json:"session_id,omitempty"`
-	Model     string          `json:"model,omitempty"`
-	Turns     int             `json:"turns"`
-	CostUSD   *float64        `json:"cost_usd"`
-	MaxCost   float64         `json:"max_cost,omitempty"`
-	Usage     state.Usage     `json:"usage"`
-	Workspace json.RawMessage `json:"workspace,omitempty"`
-	Group     string          `json:"group,omitempty"`
+	Name string
+	*state.Status
 	// WaitingFor is what the agent waits on a person for (spawn.WaitingFor), null when nobody:
 	// read from its inbox, not its status.
-	WaitingFor *spawn.Waiting `json:"waiting_for"`
+	WaitingFor *spawn.Waiting
 }
 
 func runPs(c *cli.Context) error {
@@ -179,9 +158,7 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 		if st.CostUSD != nil {
 			st.CostUSD = roundUSD(*st.CostUSD) // sums of the agents' floats carry noise
 		}
-		row := rowOf(a.Name, st)
-		row.WaitingFor = spawn.WaitingFor(a, st)
-		rows = append(rows, row)
+		rows = append(rows, psRow{a.Name, st, spawn.WaitingFor(a, st)})
 	}
 	if quiet {
 		var b strings.Builder
@@ -200,7 +177,7 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 	buf := make([]byte, 0, 512*len(rows))
 	for i := range rows {
 		if out.mode == modeTemplate {
-			if err := out.item(rows[i], nil); err != nil {
+			if err := out.item(nil, rows[i].appendJSON(nil)); err != nil {
 				return err
 			}
 			continue
@@ -211,73 +188,10 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 	return err
 }
 
-// rowOf is the ps row of an agent's status. A field of ps is a field of psRow, copied here from
-// the status field of the same name and written by appendJSON; TestPsRowFields fails when one
-// of the three is left out.
-func rowOf(name string, st *state.Status) psRow {
-	return psRow{
-		Name: name, Kind: st.Kind, State: st.State, Reason: st.Reason, Error: st.Error, PID: st.PID,
-		Started: st.Started, Updated: st.Updated, Since: st.Since, Activity: st.Activity, Doing: st.Doing,
-		Restarts: st.Restarts, ExitCode: st.ExitCode, Dir: st.Dir,
-		SessionID: st.SessionID, Model: st.Model, Turns: st.Turns, CostUSD: st.CostUSD, MaxCost: st.MaxCost, Usage: st.Usage,
-		Workspace: st.Workspace, Group: st.Group,
-	}
-}
-
-// appendJSON appends r as json.Marshal would (HTML characters aside, which it leaves as they
-// are), without reflection: ps runs in shell prompts.
+// appendJSON appends r as ps shows it (statusFields, then what it waits for), without
+// reflection: ps runs in shell prompts.
 func (r *psRow) appendJSON(b []byte) []byte {
-	b = append(b, `{"name":`...)
-	b = stream.AppendString(b, r.Name)
-	b = append(b, `,"kind":`...)
-	b = stream.AppendString(b, r.Kind)
-	b = append(b, `,"state":`...)
-	b = stream.AppendString(b, r.State)
-	b = append(b, `,"reason":`...)
-	b = stream.AppendString(b, r.Reason)
-	b = append(b, `,"error":`...)
-	b = stream.AppendString(b, r.Error)
-	b = append(b, `,"pid":`...)
-	b = strconv.AppendInt(b, int64(r.PID), 10)
-	b = appendTime(append(b, `,"started":`...), r.Started)
-	b = appendTime(append(b, `,"updated":`...), r.Updated)
-	b = appendTime(append(b, `,"since":`...), r.Since)
-	b = appendTime(append(b, `,"activity":`...), r.Activity)
-	if r.Doing != "" {
-		b = append(b, `,"doing":`...)
-		b = stream.AppendString(b, r.Doing)
-	}
-	b = append(b, `,"restarts":`...)
-	b = strconv.AppendInt(b, int64(r.Restarts), 10)
-	b = append(b, `,"exit_code":`...)
-	if r.ExitCode == nil {
-		b = append(b, "null"...)
-	} else {
-		b = strconv.AppendInt(b, int64(*r.ExitCode), 10)
-	}
-	b = append(b, `,"dir":`...)
-	b = stream.AppendString(b, r.Dir)
-	if r.SessionID != "" {
-		b = append(b, `,"session_id":`...)
-		b = stream.AppendString(b, r.SessionID)
-	}
-	if r.Model != "" {
-		b = append(b, `,"model":`...)
-		b = stream.AppendString(b, r.Model)
-	}
-	b = append(b, `,"turns":`...)
-	b = strconv.AppendInt(b, int64(r.Turns), 10)
-	b = stream.AppendCost(append(b, `,"cost_usd":`...), r.CostUSD)
-	if r.MaxCost > 0 {
-		b = stream.AppendCost(append(b, `,"max_cost":`...), &r.MaxCost)
-	}
-	b = stream.AppendUsage(append(b, `,"usage":`...), stream.Usage(r.Usage))
-	if len(r.Workspace) > 0 {
-		b = stream.AppendCompact(append(b, `,"workspace":`...), r.Workspace)
-	}
-	if r.Group != "" {
-		b = stream.AppendString(append(b, `,"group":`...), r.Group)
-	}
+	b = appendStatus(b, r.Name, r.Status, inPs)
 	b = append(b, `,"waiting_for":`...)
 	if w := r.WaitingFor; w == nil {
 		b = append(b, "null"...)
@@ -298,11 +212,6 @@ func (r *psRow) appendJSON(b []byte) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}')
-}
-
-func appendTime(b []byte, t time.Time) []byte {
-	b = append(b, '"')
-	return append(t.AppendFormat(b, time.RFC3339Nano), '"')
 }
 
 // psTable renders the rows; a COST column appears when any agent reports a cost.

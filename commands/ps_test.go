@@ -3,63 +3,14 @@ package commands
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
-	"time"
 
 	"agt/spawn"
 	"agt/state"
-	"agt/stream"
-
-	"github.com/tidwall/gjson"
 )
-
-// TestPsRowJSON checks the hand-written encoder of ps rows against encoding/json.
-func TestPsRowJSON(t *testing.T) {
-	code := -1
-	costs := []float64{0, 1, 0.1234, 1e-7, 2.5e-9, 1e21, 123456789.125, math.SmallestNonzeroFloat64}
-	rows := []psRow{{}, {
-		Name: "a", Kind: "claude", State: "waiting", Reason: "input \"quoted\"\n\u2028<&>\xff", PID: 42,
-		Started:  time.Date(2026, 11, 22, 10, 0, 0, 120000000, time.UTC),
-		Updated:  time.Date(2026, 11, 22, 10, 0, 1, 0, time.FixedZone("", -5*3600)),
-		Restarts: 3, ExitCode: &code, Dir: "/tmp/ü", SessionID: "s", Model: "m", Turns: 4,
-		Usage:     state.Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 1 << 50},
-		Workspace: json.RawMessage("{\n  \"type\": \"git\",\n  \"path\": \"/w x\"\n}"),
-	}}
-	for _, c := range costs {
-		c := stream.RoundUSD(c) // as ps rounds what it reads, and AppendCost what it writes
-		rows = append(rows, psRow{Name: "c", CostUSD: &c})
-	}
-	for _, r := range rows {
-		want, err := json.Marshal(&r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := r.appendJSON(nil)
-		var w, g any
-		if err := json.Unmarshal(want, &w); err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(got, &g); err != nil {
-			t.Fatalf("appendJSON wrote invalid JSON %s: %v", got, err)
-		}
-		wb, _ := json.Marshal(w)
-		gb, _ := json.Marshal(g)
-		if string(wb) != string(gb) {
-			t.Errorf("appendJSON\n got %s\nwant %s", got, want)
-		}
-		// Byte for byte, where no HTML character or invalid UTF-8 is escaped differently.
-		if r.Reason == "" && string(got) != string(want) {
-			t.Errorf("appendJSON\n got %s\nwant %s", got, want)
-		}
-	}
-}
 
 // TestFastPs checks that the everyday forms of ps print what the CLI library's ps prints,
 // and that everything else is left to the library.
@@ -156,65 +107,5 @@ func TestFastSuperviseArgs(t *testing.T) {
 		if handled, _ := FastSupervise(args); handled {
 			t.Errorf("%q: handled by the fast path", args)
 		}
-	}
-}
-
-// TestPsRowFields fills every field of a status, and checks that each field of psRow is
-// copied from it (rowOf) and written by appendJSON: adding a ps field to one place and not
-// the others fails here.
-func TestPsRowFields(t *testing.T) {
-	var st state.Status
-	fill(reflect.ValueOf(&st).Elem())
-	row := rowOf("n", &st)
-	row.WaitingFor = &spawn.Waiting{Reason: "x"} // from the inbox, not the status
-	rv := reflect.ValueOf(row)
-	for i := 0; i < rv.NumField(); i++ {
-		f := rv.Type().Field(i)
-		if rv.Field(i).IsZero() {
-			t.Errorf("psRow.%s is not copied from the status by rowOf", f.Name)
-		}
-		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if !gjson.GetBytes(row.appendJSON(nil), key).Exists() {
-			t.Errorf("psRow.%s (%q) is not written by appendJSON", f.Name, key)
-		}
-	}
-}
-
-// fill sets every field of v to a value that is not zero.
-func fill(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Struct:
-		if v.Type() == reflect.TypeOf(time.Time{}) {
-			v.Set(reflect.ValueOf(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
-			return
-		}
-		for i := 0; i < v.NumField(); i++ {
-			if v.Field(i).CanSet() {
-				fill(v.Field(i))
-			}
-		}
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
-	case reflect.String:
-		v.SetString("x")
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		v.SetInt(7)
-	case reflect.Uint64, reflect.Uint32, reflect.Uint:
-		v.SetUint(7)
-	case reflect.Float64:
-		v.SetFloat(1.5)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Slice:
-		if v.Type().Elem().Kind() == reflect.Uint8 { // json.RawMessage
-			v.SetBytes([]byte(`{"type":"none"}`))
-			return
-		}
-		s := reflect.MakeSlice(v.Type(), 1, 1)
-		fill(s.Index(0))
-		v.Set(s)
-	case reflect.Map:
-		v.Set(reflect.MakeMap(v.Type()))
 	}
 }

@@ -233,21 +233,24 @@ func controlError(a *state.Agent, err error) error {
 	return err
 }
 
-// flagAfterName turns one of the command's own flags written after NAME into a usage error that
-// shows the right order. Other words are left alone: a message may start with a dash.
+// flagAfterName is flagsAfterName for the commands whose words after NAME are text (a message
+// may start with a dash): only the command's own flags written after NAME count.
 func flagAfterName(c *cli.Context, args []string) error {
-	for _, a := range args[min(1, len(args)):] {
-		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || name == "" {
+	if len(args) == 0 {
+		return nil
+	}
+	var flags, words []string
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || lookupFlag(c.Command, a) == nil {
+			words = append(words, a)
 			continue
 		}
-		for _, f := range c.Command.Flags {
-			for _, n := range f.Names() {
-				if n == name {
-					return usagef(c, "flag %s after NAME: flags come first (agt %s %s %s …)", a, c.Command.Name, a, args[0])
-				}
-			}
+		flags = append(flags, a)
+		if takesValue(c.Command, a) && !strings.Contains(a, "=") && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
 		}
 	}
-	return nil
+	return misplacedFlags(c, flags, append([]string{args[0]}, words...))
 }

@@ -42,9 +42,10 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --tty --agent claude helper        # its own TUI, attached; Ctrl-\\ detaches\n" +
 			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach\n" +
 			"   agt spawn --count 3 --agent claude --prompt 'fix the login bug' fix   # fix-1, fix-2, fix-3\n" +
-			"   agt spawn --agent claude,codex --prompt 'fix the login bug' fix       # fix-1 (claude), fix-2 (codex)",
+			"   agt spawn --agent claude,codex --prompt 'fix the login bug' fix       # fix-1 (claude), fix-2 (codex)\n" +
+			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only",
 		Description: helpText("spawn"),
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent); a list (claude,codex) starts one of each as NAME-1, NAME-2…"},
 			&cli.IntFlag{Name: "count", Usage: "start `N` agents on the same task, NAME-1…NAME-N, each in a workspace of its own (a group, which ps shows)"},
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "the task for the agent"},
@@ -72,7 +73,7 @@ func spawnCommand() *cli.Command {
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
-		},
+		}, sandboxFlags()...),
 		Action: runSpawn,
 	}
 }
@@ -415,7 +416,10 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 		opts.Rows, opts.Cols = ttySize()
 		opts.InputScreen, opts.PermissionScreen = kind.InputScreen, kind.PermissionScreen
 	}
-	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse && !turns, Args: c.StringSlice("arg")}
+	if opts.Sandbox, err = sandboxSpec(c, cfg, kind, opts.Env); err != nil {
+		return spawn.Options{}, nil, err
+	}
+	extras := config.Extras{Model: opts.Model, Plan: c.Bool("plan"), Converse: converse && !turns, Sandbox: opts.Sandbox != nil, Args: c.StringSlice("arg")}
 	if kind.Name == config.Exec {
 		if opts.Model != "" || extras.Plan {
 			return spawn.Options{}, nil, usagef(c, "--model and --plan need an agent kind (--agent); a plain command takes its own flags")

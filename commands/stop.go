@@ -9,7 +9,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
-	"agt/config"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
@@ -144,13 +143,7 @@ func stopAfterTurn(c *cli.Context, a *state.Agent) (*state.Status, error) {
 	if _, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpAfterTurn}); err != nil {
 		return nil, controlError(a, err)
 	}
-	g := grace(c)
-	if g < 0 {
-		g = config.DefaultStopTimeout
-		if spec, err := a.ReadSpec(); err == nil {
-			g = time.Duration(spec.StopTimeout)
-		}
-	}
+	g, _ := spawn.StopGrace(a, grace(c))
 	ctx, cancel := context.WithTimeout(c.Context, g)
 	defer cancel()
 	if err := a.WaitFree(ctx); err != nil {
@@ -172,12 +165,7 @@ func stopNote(c *cli.Context, a *state.Agent, start time.Time, done <-chan struc
 		return
 	case <-time.After(time.Second):
 	}
-	g := grace(c)
-	if g < 0 {
-		if spec, err := a.ReadSpec(); err == nil {
-			g = time.Duration(spec.StopTimeout)
-		}
-	}
+	g, _ := spawn.StopGrace(a, grace(c))
 	left := time.Until(start.Add(g)).Round(time.Second)
 	fmt.Fprintf(c.App.ErrWriter, "agt: waiting for %s to exit after SIGTERM; SIGKILL in %s ('agt stop -t 0 %s' kills it now)\n", a.Name, left, a.Name)
 }

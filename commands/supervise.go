@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"agt/spawn"
+	"agt/spawn/supervisor"
 )
 
 // superviseCommand is the hidden verb `agt spawn` re-executes, detached, to run one agent.
@@ -61,7 +61,7 @@ func parseSuperviseArgs(args []string) (superviseArgs, bool) {
 	return superviseArgs{root: args[2], name: args[10], mode: args[9], readyFD: ready, goFD: goFD}, true
 }
 
-// supervise runs spawn.Supervise with the inherited descriptors (ignored unless above 2).
+// supervise runs supervisor.Run with the inherited descriptors (ignored unless above 2).
 func supervise(root, name, mode string, readyFD, goFD int) error {
 	file := func(fd int, name string) *os.File {
 		if fd <= 2 {
@@ -71,5 +71,5 @@ func supervise(root, name, mode string, readyFD, goFD int) error {
 		unix.CloseOnExec(fd)
 		return os.NewFile(uintptr(fd), name)
 	}
-	return spawn.Supervise(root, name, mode, file(readyFD, "ready"), file(goFD, "go"))
+	return supervisor.Run(root, name, mode, file(readyFD, "ready"), file(goFD, "go"))
 }

@@ -44,6 +44,7 @@ type Config struct {
 	DetachKeys     string        // the keys that detach agt attach, such as "ctrl-\\"
 	Notify         Notify        // [notify]: desktop, webhook, bell
 	Workspace      Workspace
+	Sandbox        Sandbox
 	Kinds          map[string]*Kind
 	Files          []string // the files read, user file first
 }
@@ -94,6 +95,7 @@ type file struct {
 	Notify         *notifyTable        `toml:"notify"`
 	Workspace      *workspaceTable     `toml:"workspace"`
 	Agents         map[string]kindFile `toml:"agents"`
+	sandboxKeys
 }
 
 type workspaceTable struct {
@@ -122,6 +124,8 @@ type kindFile struct {
 	TTYResume    []string          `toml:"tty_resume"`
 	InputScreen  *string           `toml:"input_screen"`
 	PermScreen   *string           `toml:"permission_screen"`
+	sandboxKeys
+	SandboxArgs []string `toml:"sandbox_args"`
 }
 
 // parseSize reads "64MiB", "512KiB", "1GiB" or a number of bytes.
@@ -216,6 +220,7 @@ func Load(dir string) (*Config, error) {
 		Restart:        DefaultRestart, LogMaxSize: DefaultLogMaxSize,
 		Workspace: Workspace{Mode: "auto", BranchPrefix: "agt/"},
 		Notify:    Notify{Bell: true, MinInterval: DefaultNotifyInterval},
+		Sandbox:   DefaultSandbox(),
 		Kinds:     Builtins(),
 	}
 	var paths []string
@@ -420,6 +425,9 @@ func (c *Config) merge(path string) error {
 			c.Workspace.Copy = w.Copy
 		}
 	}
+	if err := c.Sandbox.merge(path, "", f.sandboxKeys); err != nil {
+		return err
+	}
 	for name, kf := range f.Agents {
 		if err := c.mergeKind(path, name, kf); err != nil {
 			return err
@@ -534,6 +542,9 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 			return fmt.Errorf("%s: [agents.%s] %s: %v", path, name, re.key, err)
 		}
 		*re.dst = *re.v
+	}
+	if err := k.mergeSandbox(path, kf); err != nil {
+		return err
 	}
 	if name != Exec && len(k.Start) == 0 {
 		return fmt.Errorf("%s: [agents.%s] needs start, the argv that runs it", path, name)

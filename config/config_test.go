@@ -175,6 +175,12 @@ func TestLoadErrors(t *testing.T) {
 		{"idle_after = \"soon\"\n", "agt.toml: idle_after: want a duration"},
 		{"log_max_size = 1.5\n", "log_max_size: want a size"},
 		{"log_max_size = \"1x\"\n", "log_max_size: want a size"},
+		{"sandbox = \"docker\"\n", `agt.toml sandbox "docker": want bwrap or none`},
+		{"sandbox_net = \"wifi\"\n", `sandbox_net "wifi": want on or none`},
+		{"sandbox_rw = [\"relative/dir\"]\n", `sandbox_rw path "relative/dir": want an absolute path`},
+		{"[agents.claude]\nsandbox_ro = [\"x\"]\n", `[agents.claude] sandbox_ro path "x"`},
+		{"[agents.claude]\nsandbox = 1\n", "agents.claude.sandbox: a TOML integer where a string is wanted"},
+		{"sandbox_paths = []\n", "unknown key sandbox_paths"},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()

@@ -76,6 +76,17 @@ type Kind struct {
 	// permission instead of plain quiet.
 	InputScreen      string `json:"input_screen,omitempty"`
 	PermissionScreen string `json:"permission_screen,omitempty"`
+	// Sandbox and SandboxNet, when set, override the top-level sandbox and sandbox_net for
+	// the kind (see Config). SandboxRW and SandboxRO are the paths an agent of the kind reads
+	// and writes, or only reads, inside a sandbox besides its workspace, in the form
+	// sandbox.Resolve takes; agt.toml adds to them. SandboxArgs are given inside a sandbox,
+	// unless --plan: the flags that skip the kind's permission prompts, since the sandbox is
+	// the boundary.
+	Sandbox     string   `json:"sandbox,omitempty"`
+	SandboxNet  string   `json:"sandbox_net,omitempty"`
+	SandboxRW   []string `json:"sandbox_rw,omitempty"`
+	SandboxRO   []string `json:"sandbox_ro,omitempty"`
+	SandboxArgs []string `json:"sandbox_args,omitempty"`
 }
 
 // OpencodeAsks is opencode's permission configuration (OPENCODE_PERMISSION) under which it asks
@@ -108,9 +119,12 @@ func Builtins() map[string]*Kind {
 			TTYResume: []string{"claude", "--permission-mode", "default", "--resume", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			// Its permission box asks "Do you want to proceed?" (or to make an edit, create a
 			// file) above numbered choices; its input box has "? for shortcuts" below it, or
-			// (2.1.332, in auto mode) the mode and "shift+tab to cycle".
+			// (2.1.332, in auto mode; or in bypass permissions mode, in a sandbox) the mode and
+			// "shift+tab to cycle".
 			PermissionScreen: `Do you want to (proceed|make this edit|create|allow)`,
 			InputScreen:      `\? for shortcuts|shift\+tab to cycle`,
+			// Inside a sandbox: its files, and no permission prompts.
+			SandboxRW: claudeFiles, SandboxArgs: []string{"--dangerously-skip-permissions"},
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
@@ -119,6 +133,8 @@ func Builtins() map[string]*Kind {
 			TTYStart:  []string{"codex", "$AGT_ARGS"},
 			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
+			// Inside a sandbox: its files, and no approvals (nor a sandbox of its own).
+			SandboxRW: codexFiles, SandboxArgs: []string{"--dangerously-bypass-approvals-and-sandbox"},
 		},
 		"opencode": {
 			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: StdinPrompt,
@@ -130,6 +146,8 @@ func Builtins() map[string]*Kind {
 			Resume:    []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--agent", "plan"},
+			// Inside a sandbox: its files, and every permission approved.
+			SandboxRW: opencodeFiles, SandboxArgs: []string{"--auto"},
 		},
 		"gemini": {
 			Name: "gemini", DisplayName: "Gemini CLI", Builtin: true, Format: "gemini", Stdin: StdinPrompt,
@@ -142,36 +160,52 @@ func Builtins() map[string]*Kind {
 			AutoArgs:  []string{"--approval-mode", "yolo"},
 			// Every agt workspace is a directory Gemini has never been told to trust.
 			Env: map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+			// Inside a sandbox: its files (auto_args approve everything already).
+			SandboxRW: geminiFiles,
 		},
 		// ACP agents: agt is the client of the protocol; sessions resume by it (session/load).
 		"gemini-acp": {
 			Name: "gemini-acp", DisplayName: "Gemini CLI (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
 			Start: []string{"gemini", "--acp", "$AGT_ARGS"}, ModelArgs: []string{"-m", "$AGT_MODEL"},
 			Env:     map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
-			Install: "npm i -g @google/gemini-cli",
+			Install: "npm i -g @google/gemini-cli", SandboxRW: geminiFiles,
 		},
 		"opencode-acp": {
 			Name: "opencode-acp", DisplayName: "opencode (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
 			Start: []string{"opencode", "acp", "$AGT_ARGS"}, Install: "npm i -g opencode-ai",
 			// opencode runs its tools without asking unless told to ask, and its ACP session has
 			// no mode to set: agt answers its permissions, so it asks for each.
-			Env: map[string]string{"OPENCODE_PERMISSION": OpencodeAsks},
+			Env:       map[string]string{"OPENCODE_PERMISSION": OpencodeAsks},
+			SandboxRW: opencodeFiles,
 		},
 		"claude-acp": {
 			// The adapter runs Claude Code through the Agent SDK (its own copy of the binary).
 			// It was @zed-industries/claude-code-acp (binary claude-code-acp) until 0.16.2.
 			Name: "claude-acp", DisplayName: "Claude Code (ACP adapter)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
 			Start: []string{"claude-agent-acp", "$AGT_ARGS"}, Install: "npm i -g @agentclientprotocol/claude-agent-acp",
+			SandboxRW: claudeFiles,
 		},
 		"codex-acp": {
 			Name: "codex-acp", DisplayName: "Codex (ACP adapter)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
 			Start: []string{"codex-acp", "$AGT_ARGS"}, Install: "npm i -g @zed-industries/codex-acp",
+			SandboxRW: codexFiles,
 		},
 		Exec: {
 			Name: Exec, DisplayName: "any command", Builtin: true, Format: "text", Stdin: "none",
 		},
 	}
 }
+
+// What the built-in kinds keep in the home directory (their settings, logins and sessions),
+// read-write inside a sandbox. A trailing / is a directory made when missing, so that what
+// the agent keeps there outlives the sandbox; a trailing ? a file bound when it exists.
+var (
+	claudeFiles   = []string{"${CLAUDE_CONFIG_DIR:-~/.claude}/", "~/.claude.json?"}
+	codexFiles    = []string{"${CODEX_HOME:-~/.codex}/"}
+	geminiFiles   = []string{"~/.gemini/"}
+	opencodeFiles = []string{"${XDG_CONFIG_HOME:-~/.config}/opencode/", "${XDG_DATA_HOME:-~/.local/share}/opencode/",
+		"${XDG_STATE_HOME:-~/.local/state}/opencode/", "${XDG_CACHE_HOME:-~/.cache}/opencode/"}
+)
 
 // Tokens are the $AGT_* names agt substitutes in argv and exports to the agent.
 var Tokens = []string{"AGT_NAME", "AGT_PROMPT", "AGT_PROMPT_FILE", "AGT_MODEL", "AGT_SESSION_ID", "AGT_WORKSPACE", "AGT_RUN_DIR"}
@@ -184,6 +218,7 @@ type Extras struct {
 	Model    string
 	Plan     bool
 	Converse bool
+	Sandbox  bool     // the agent runs in a sandbox: sandbox_args too, unless Plan
 	Args     []string // --arg values, taken literally
 }
 
@@ -227,6 +262,9 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 		extra = append(extra, k.PlanArgs...)
 	} else {
 		extra = append(extra, k.AutoArgs...)
+		if x.Sandbox {
+			extra = append(extra, k.SandboxArgs...)
+		}
 	}
 	if x.Converse {
 		extra = append(extra, k.ConverseArgs...)
@@ -385,7 +423,7 @@ func (k *Kind) CheckTokens() error {
 	for _, t := range Tokens {
 		vals[t] = ""
 	}
-	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs, k.TTYStart, k.TTYResume} {
+	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs, k.TTYStart, k.TTYResume, k.SandboxArgs} {
 		for _, a := range tmpl {
 			if a == argsToken {
 				continue

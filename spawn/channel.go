@@ -8,60 +8,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
-	"agt/pids"
+	"agt/spawn/ctl"
 	"agt/state"
 )
 
-// The control channel is agents/NAME/ctl.sock, a unix stream socket the supervisor listens on
-// for its whole life. A client connects, writes one Request as a JSON line and reads one Reply
-// line; then the connection closes. Only the agent's owner can connect: the socket is 0600 in a
-// 0700 directory, and the supervisor checks the peer's uid. Accepting goes through the runtime's
-// poller, so an idle channel costs no wakeup and no thread.
-
-// ctlTimeout bounds a whole exchange on the channel, at both ends: a wedged supervisor gives a
-// clear error, never a hang.
-const ctlTimeout = 5 * time.Second
-
-// ctlMaxRequest bounds a request line (a message to the agent).
-const ctlMaxRequest = 16 << 20
-
-// Ops of the control channel.
-const (
-	OpSend      = "send"       // a user message: the next turn of the conversation
-	OpApprove   = "approve"    // allow a pending permission request
-	OpDeny      = "deny"       // deny one
-	OpInterrupt = "interrupt"  // cancel the running turn
-	OpAfterTurn = "after-turn" // end the conversation once the running turn is over
-	OpKeys      = "keys"       // keystrokes into a terminal agent
-	OpAttach    = "attach"     // stay connected to a terminal agent's screen (see Attach)
-)
-
-// Request is one command on the control channel.
-type Request struct {
-	Op      string `json:"op"`
-	Text    string `json:"text,omitempty"`    // send: the message
-	Queue   bool   `json:"queue,omitempty"`   // send: hold it until the running turn ends
-	ID      string `json:"id,omitempty"`      // approve, deny: the request; "" for the only one
-	Always  bool   `json:"always,omitempty"`  // approve: allow such requests for the session
-	Message string `json:"message,omitempty"` // deny: what the agent is told instead
-	Rows    uint16 `json:"rows,omitempty"`    // attach: the client's terminal size
-	Cols    uint16 `json:"cols,omitempty"`
-}
-
-// Reply answers a Request: Error when it was refused.
-type Reply struct {
-	Error  string `json:"error,omitempty"`
-	Seq    int64  `json:"seq,omitempty"`    // send: the last event before the turn it began
-	ID     string `json:"id,omitempty"`     // approve, deny: the request answered
-	Tool   string `json:"tool,omitempty"`   // approve, deny: its tool
-	Queued bool   `json:"queued,omitempty"` // send --queue: held until the turn ends
-}
+// The client end of the control channel (see package ctl): one request, one reply.
 
 // ErrNotRunning says an agent has no live supervisor to take a command.
 var ErrNotRunning = errors.New("not running")
@@ -93,7 +49,7 @@ func connect(ctx context.Context, a *state.Agent, req Request) (*os.File, *Reply
 			f.Close()
 		}
 	}()
-	deadline := time.Now().Add(ctlTimeout)
+	deadline := time.Now().Add(ctl.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
@@ -153,117 +109,7 @@ func readLineBytewise(r io.Reader, max int) ([]byte, error) {
 
 func timeoutSays(err error) error {
 	if errors.Is(err, syscall.EAGAIN) || errors.Is(err, os.ErrDeadlineExceeded) {
-		return fmt.Errorf("timed out after %v; the supervisor may be wedged", ctlTimeout)
+		return fmt.Errorf("timed out after %v; the supervisor may be wedged", ctl.Timeout)
 	}
 	return err
-}
-
-// listen opens the agent's control channel and serves it until the process exits.
-func (s *supervisor) listen() error {
-	path := s.a.Path(state.CtlSocket)
-	// We hold the lock: a socket left here was a dead supervisor's.
-	if err := unix.Unlink(path); err != nil && !errors.Is(err, unix.ENOENT) {
-		return fmt.Errorf("control channel %s: %w", path, err)
-	}
-	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
-	if err != nil {
-		return fmt.Errorf("control channel: %w", err)
-	}
-	old := unix.Umask(0o177) // the socket is born 0600
-	err = unix.Bind(fd, &unix.SockaddrUnix{Name: path})
-	unix.Umask(old)
-	if err == nil {
-		err = unix.Listen(fd, 16)
-	}
-	if err != nil {
-		unix.Close(fd)
-		return fmt.Errorf("control channel %s: %w", path, err)
-	}
-	ln := os.NewFile(uintptr(fd), path) // non-blocking: accepts wait in the runtime's poller
-	raw, err := ln.SyscallConn()
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("control channel: %w", err)
-	}
-	go s.serve(raw)
-	return nil
-}
-
-// serve accepts connections for ever, each served on its own.
-func (s *supervisor) serve(raw syscall.RawConn) {
-	for {
-		var nfd int
-		var aerr error
-		err := raw.Read(func(fd uintptr) bool {
-			nfd, _, aerr = unix.Accept4(int(fd), unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
-			return aerr != unix.EAGAIN
-		})
-		if err != nil {
-			return
-		}
-		if aerr != nil {
-			// Whatever it was (out of descriptors or memory, an aborted connection), the
-			// channel stays: it is the only way send and approve reach the agent.
-			if aerr != unix.EINTR && aerr != unix.ECONNABORTED {
-				fmt.Fprintf(os.Stderr, "agt supervise: control channel: accept: %v\n", aerr)
-				time.Sleep(100 * time.Millisecond) // do not spin
-			}
-			continue
-		}
-		go s.serveOne(nfd)
-	}
-}
-
-// fromOwnTree reports whether pid runs below this supervisor: the agent, what it started, an
-// agent it spawned. A permission the agent asked for is the person's (or the policy's) to
-// answer, never the agent's own. The supervisor's hooks are not of the tree: a hook may answer.
-func (s *supervisor) fromOwnTree(pid int) bool {
-	members, err := pids.Tree{Root: os.Getpid(), Walk: true, Spared: s.hooks.pids}.Members()
-	if err != nil {
-		return true // cannot tell: refuse
-	}
-	return slices.ContainsFunc(members, func(id pids.Identity) bool { return id.PID == pid })
-}
-
-func (s *supervisor) serveOne(fd int) {
-	c := os.NewFile(uintptr(fd), "ctl")
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(ctlTimeout))
-	answer := func(r Reply) {
-		b, _ := json.Marshal(r)
-		c.Write(append(b, '\n'))
-	}
-	peer, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
-	if err != nil || int(peer.Uid) != os.Getuid() {
-		answer(Reply{Error: "only the agent's owner may control it"})
-		return
-	}
-	b, err := bufio.NewReader(io.LimitReader(c, ctlMaxRequest)).ReadBytes('\n')
-	if err != nil {
-		answer(Reply{Error: "a request is one JSON line of at most 16 MiB"})
-		return
-	}
-	var req Request
-	if err := json.Unmarshal(b, &req); err != nil {
-		answer(Reply{Error: "bad request: " + err.Error()})
-		return
-	}
-	if req.Op == OpAttach {
-		s.serveAttach(c, req, answer)
-		return
-	}
-	if r, ok := s.terminalControl(req); ok {
-		answer(r)
-		return
-	}
-	if (req.Op == OpApprove || req.Op == OpDeny) && s.fromOwnTree(int(peer.Pid)) {
-		answer(Reply{Error: "an agent cannot answer its own permission requests: run agt " + req.Op + " from outside its process tree"})
-		return
-	}
-	reply := s.control(req)
-	// What the request changed is in status.json (or failed to get there) when it returns.
-	s.mu.Lock()
-	s.syncStatusLocked(false)
-	s.mu.Unlock()
-	answer(reply)
 }

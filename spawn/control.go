@@ -14,6 +14,7 @@ import (
 
 	"agt/config"
 	"agt/pids"
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -61,14 +62,11 @@ func Stop(ctx context.Context, a *state.Agent, grace time.Duration) (*state.Stat
 // stop is Stop; when said is not nil, it is set to the want file this stop wrote, so that a
 // restart can tell whether another stop wrote one since.
 func stop(ctx context.Context, a *state.Agent, grace time.Duration, said *os.FileInfo) (*state.Status, error) {
-	timeout := grace
-	if grace < 0 {
-		timeout = config.DefaultStopTimeout
-		if spec, err := a.ReadSpec(); err == nil {
-			// Asked for in so many words, so that the supervisor tells this stop's signal from
-			// a plain second SIGTERM, which would cut the grace of another stop racing this one.
-			timeout, grace = time.Duration(spec.StopTimeout), time.Duration(spec.StopTimeout)
-		}
+	timeout, recorded := StopGrace(a, grace)
+	if grace < 0 && recorded {
+		// Asked for in so many words, so that the supervisor tells this stop's signal from a
+		// plain second SIGTERM, which would cut the grace of another stop racing this one.
+		grace = timeout
 	}
 	if err := a.SetWantDown(grace); err != nil {
 		return nil, err
@@ -124,6 +122,18 @@ func stop(ctx context.Context, a *state.Agent, grace time.Duration, said *os.Fil
 	return settle(ctx, a)
 }
 
+// StopGrace is the grace between SIGTERM and SIGKILL of a stop of a that asks for grace: grace
+// itself, unless negative; then the agent's own, from its record (recorded), else the default.
+func StopGrace(a *state.Agent, grace time.Duration) (g time.Duration, recorded bool) {
+	if grace >= 0 {
+		return grace, false
+	}
+	if spec, err := a.ReadSpec(); err == nil {
+		return time.Duration(spec.StopTimeout), true
+	}
+	return config.DefaultStopTimeout, false
+}
+
 // settle returns a's final status once no supervisor holds its lock. A supervisor that died
 // before it wrote the end (kill -9 or the OOM killer during the stop) leaves the tree to this
 // stop, which kills it and records the end itself (R9, R13): "stop exited 0" always means
@@ -152,7 +162,7 @@ func settle(ctx context.Context, a *state.Agent) (*state.Status, error) {
 
 // survived is the error of a stop that could not kill the whole tree: it is no success (R13).
 func survived(st *state.Status) error {
-	if st.State != stream.Failed || st.Reason != ReasonSurvivors {
+	if st.State != stream.Failed || st.Reason != ctl.ReasonSurvivors {
 		return nil
 	}
 	return fmt.Errorf("%s (stuck in the kernel, or another user's?): the agent is marked failed; kill them, then check with 'agt ps %s'", st.Error, st.Name)
@@ -261,7 +271,7 @@ func startReap(a *state.Agent) (*reaping, error) {
 		// After a reboot nothing recorded names our processes any more: signal nothing (R1).
 		rp.r.Reason = "reboot"
 	} else if leader.PID > 0 || st.Instance != "" {
-		rp.tree = &pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Nested: nestedSupervisor}
+		rp.tree = &pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Nested: ctl.NestedSupervisor}
 	}
 	return rp, nil
 }
@@ -288,7 +298,7 @@ func (rp *reaping) finish() (*Reaped, error) {
 	now := time.Now()
 	to, reason := stream.Stopped, r.Reason
 	if len(rp.survivors) > 0 {
-		to, reason, st.Error = stream.Failed, ReasonSurvivors, survivedSIGKILL(rp.survivors)
+		to, reason, st.Error = stream.Failed, ctl.ReasonSurvivors, ctl.SurvivedSIGKILL(rp.survivors)
 		r.Reason = reason
 	}
 	ev := stream.Event{V: stream.Version, TS: now, Agent: a.Name, Seq: last + 1, Type: stream.TypeState, From: st.State, To: to, Reason: reason}
@@ -378,7 +388,7 @@ func killTrees(trees []pids.Tree) (n []int, left [][]pids.Identity, err error) {
 	for i, t := range trees {
 		n[i], _ = pids.SignalAll(t.MembersIn(snap), syscall.SIGTERM)
 	}
-	deadline := time.Now().Add(cleanupGrace)
+	deadline := time.Now().Add(ctl.CleanupGrace)
 	for {
 		if snap, err = pids.TakeSnapshot(); err != nil {
 			return nil, nil, err
@@ -389,11 +399,11 @@ func killTrees(trees []pids.Tree) (n []int, left [][]pids.Identity, err error) {
 			if len(left[i]) > 0 {
 				some = true
 				if !time.Now().Before(deadline) {
-					kill(left[i])
+					ctl.Kill(left[i])
 				}
 			}
 		}
-		if !some || time.Now().After(deadline.Add(survivorWait)) {
+		if !some || time.Now().After(deadline.Add(ctl.SurvivorWait)) {
 			return n, left, nil
 		}
 		time.Sleep(20 * time.Millisecond)

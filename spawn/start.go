@@ -1,12 +1,13 @@
-// Package spawn starts and supervises agents without a daemon: `agt spawn` reserves the name,
-// writes the record and re-executes agt detached as a supervisor, one per agent, that holds the
-// agent's lock for its whole life, runs the agent in its own session, turns its output into
-// events and stops its whole process tree on request.
+// Package spawn starts agents without a daemon and is the client every command uses: `agt
+// spawn` reserves the name, writes the record and re-executes agt detached as the agent's
+// supervisor (package supervisor, which holds the agent's lock for its whole life); Observe,
+// Stop, Reap, Control, Attach and Permissions read the record and talk to that supervisor. It
+// never imports the supervisor: what both ends agree on is package ctl.
 //
 // Invariants: at most one supervisor per name (the lock); a spawn that fails leaves nothing
-// behind (no record, no process); `want` is set to down before any stop signal; exit is learned
-// from wait, never from stdout EOF; only processes whose recorded identity still matches are
-// signalled.
+// behind (no record, no process); `want` is set to down before any stop signal; a status is
+// trusted only while its supervisor holds the lock; only processes whose recorded identity
+// still matches are signalled.
 package spawn
 
 import (
@@ -25,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"agt/pids"
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -200,7 +202,7 @@ func startSupervisor(d *state.Dir, name, mode string) (*pending, error) {
 	pid, err := syscall.ForkExec("/proc/self/exe",
 		SupervisorArgs(d.Root, mode, name),
 		&syscall.ProcAttr{
-			Env:   supervisorEnv(),
+			Env:   ctl.SupervisorEnv(),
 			Files: []uintptr{null, null, null, readyW.Fd(), goR.Fd()},
 			Sys:   &syscall.SysProcAttr{Setsid: true},
 		})
@@ -241,10 +243,10 @@ func (p *pending) release() ([]byte, error) {
 		<-p.exited
 		return nil, fmt.Errorf("supervisor of %s ended before the agent started: %s", p.name, logTail(p.log))
 	}
-	var msg readyMsg
+	var msg ctl.Ready
 	line, rerr := bufio.NewReader(p.ready).ReadBytes('\n')
 	if rerr == nil {
-		msg, rerr = parseReady(line)
+		msg, rerr = ctl.ParseReady(line)
 	}
 	switch {
 	case rerr != nil:
@@ -332,7 +334,7 @@ func CheckBudget(d *state.Dir, max float64) error {
 		return nil
 	}
 	if spent := Spent(d); spent >= max {
-		return fmt.Errorf("the run directory's budget is spent: $%s of $%s (max_cost_total); raise it, or agt rm the agents that spent it", costText(spent), costText(max))
+		return fmt.Errorf("the run directory's budget is spent: $%s of $%s (max_cost_total); raise it, or agt rm the agents that spent it", ctl.CostText(spent), ctl.CostText(max))
 	}
 	return nil
 }
@@ -377,16 +379,4 @@ func Restart(ctx context.Context, a *state.Agent, grace time.Duration, fresh boo
 		return nil, err
 	}
 	return sup.release()
-}
-
-// supervisorEnv is the caller's environment without the agt identity of an agent the caller
-// may itself be: an agent spawned from inside another is not part of that agent's tree.
-func supervisorEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "AGT_INSTANCE=") && !strings.HasPrefix(kv, "AGT_NAME=") {
-			env = append(env, kv)
-		}
-	}
-	return env
 }

@@ -88,8 +88,20 @@ type Spec struct {
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`
+	// Sandbox confines the agent's process tree (spawn --sandbox); nil when it is not.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 	// Group names the agents started together by spawn --count (NAME for NAME-1…NAME-N).
 	Group string `json:"group,omitempty"`
+}
+
+// Sandbox is how an agent's process tree is confined: the tool, whether it has a network, and
+// the paths besides its workspace that it reads and writes (RW) or only reads (RO), absolute,
+// as spawn resolved them from the kind and agt.toml.
+type Sandbox struct {
+	Tool string   `json:"tool"`          // bwrap
+	Net  string   `json:"net,omitempty"` // "none": no network; else the host's
+	RW   []string `json:"rw,omitempty"`
+	RO   []string `json:"ro,omitempty"`
 }
 
 // NotifySpec is how the supervisor tells a person that the agent needs them or failed: a
@@ -109,19 +121,20 @@ type Usage struct {
 }
 
 // Status is status.json, written only by the holder of the agent's lock. Readers trust it only
-// while the lock is held.
+// while the lock is held. Where a field is left out when empty, ps and inspect leave it out
+// too (commands.statusFields, which a test holds to these tags).
 type Status struct {
 	V      int    `json:"v"`
 	Name   string `json:"name"`
 	Kind   string `json:"kind"`
 	State  string `json:"state"`
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason"`
 	// Error is the agent's own one-line message for its last failure (restarting, failed).
-	Error         string    `json:"error,omitempty"`
+	Error         string    `json:"error"`
 	Since         time.Time `json:"since"`
 	Started       time.Time `json:"started"`
 	Updated       time.Time `json:"updated"`
-	PID           int       `json:"pid,omitempty"`
+	PID           int       `json:"pid"`
 	SupervisorPID int       `json:"supervisor_pid,omitempty"`
 	Instance      string    `json:"instance,omitempty"`
 	Restarts      int       `json:"restarts"`
@@ -133,11 +146,11 @@ type Status struct {
 	Resumable bool   `json:"resumable,omitempty"`
 	Model     string `json:"model,omitempty"`
 	// Turns counts the turns the agent finished (a prompt or message answered by a result).
-	Turns int `json:"turns,omitempty"`
+	Turns int `json:"turns"`
 	// Activity is the last sign of life; Doing the tool in flight then, if any.
 	Activity time.Time `json:"activity"`
 	Doing    string    `json:"doing,omitempty"`
-	CostUSD  *float64  `json:"cost_usd,omitempty"`
+	CostUSD  *float64  `json:"cost_usd"`
 	// MaxCost is the spec's budget, repeated so that ps reads one file per agent.
 	MaxCost float64 `json:"max_cost,omitempty"`
 	Usage   Usage   `json:"usage"`

@@ -1,0 +1,222 @@
+package supervisor
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"agt/config"
+	"agt/spawn/ctl"
+	"agt/state"
+	"agt/stream"
+)
+
+// terminalTalk is the conversation of an agent on a terminal (spawn --tty): the supervisor owns
+// the terminal (terminal, in tty.go) and is its only reader; what the program shows becomes
+// output events, line by line, and its state comes from timing (see stream.Terminal). What agt
+// send gives it is typed, as a person would, and every other answer is the person's to give on
+// the terminal itself (agt attach).
+type terminalTalk struct {
+	base
+	term       *terminal
+	text       stream.TermText // the output as text; mu guards it
+	typePrompt *string         // the prompt, typed once the agent first waits; mu guards it
+}
+
+func newTerminalTalk(s *supervisor) *terminalTalk {
+	s.machine.Mode, s.machine.Prompts = stream.Terminal, prompts(s.spec)
+	return &terminalTalk{base: base{s}, term: newTerminal(s.spec, s.a)}
+}
+
+func (c *terminalTalk) send(req ctl.Request) ctl.Reply {
+	s := c.s
+	s.mu.Lock()
+	seq, st := s.seq, s.snap.State
+	s.mu.Unlock()
+	shown, err := c.typeText(req.Text)
+	switch {
+	case err != nil:
+		return ctl.Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
+	case !shown:
+		return ctl.Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}
+	}
+	return ctl.Reply{Seq: seq}
+}
+
+func (c *terminalTalk) answer(ctl.Request) ctl.Reply        { return c.elsewhere() }
+func (c *terminalTalk) interrupt() ctl.Reply                { return c.elsewhere() }
+func (c *terminalTalk) endAfterTurn() ctl.Reply             { return c.elsewhere() }
+func (c *terminalTalk) permissionLocked(*stream.Event) bool { return false }
+func (c *terminalTalk) turnEndedLocked(time.Time)           {}
+
+// elsewhere refuses what only the terminal itself can be told.
+func (c *terminalTalk) elsewhere() ctl.Reply {
+	n := c.s.spec.Name
+	return ctl.Reply{Error: fmt.Sprintf("%s runs on a terminal: answer it there ('agt attach %s'), or type with 'agt send --keys %s'", n, n, n)}
+}
+
+func (c *terminalTalk) keys(text string) ctl.Reply {
+	s := c.s
+	s.mu.Lock()
+	seq, st := s.seq, s.snap.State
+	s.mu.Unlock()
+	if err := c.term.input([]byte(text)); err != nil {
+		return ctl.Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
+	}
+	return ctl.Reply{Seq: seq}
+}
+
+func (c *terminalTalk) plan(resumed bool, prompt *string) startPlan { return c.s.plan(resumed, prompt) }
+
+// open makes the terminal of a new run: the agent's stdin, stdout and stderr, which becomes its
+// controlling one. A prompt the argv does not take is typed once the agent waits.
+func (c *terminalTalk) open(p startPlan, env []string) (stdio, error) {
+	s := c.s
+	s.mu.Lock()
+	lastExit := exitText(s.status.History)
+	if p.prompt != nil && !p.resumed && !config.NeedsPrompt(p.argv) {
+		c.typePrompt = p.prompt
+	}
+	s.mu.Unlock()
+	ptmx, tty, err := c.term.open(lastExit, s.now())
+	if err != nil {
+		return stdio{}, err
+	}
+	return stdio{child: []*os.File{tty, tty, tty}, out: ptmx, env: termEnv(env, s.spec.Term), ctty: true}, nil
+}
+
+func (c *terminalTalk) startedLocked(stdio, startPlan, string) {}
+
+func (c *terminalTalk) begin(g *generation, fds stdio) error {
+	g.readers = c.read(fds.out)
+	return nil
+}
+
+// nextLocked: a terminal agent that falls quiet says why it waits by its screen, after the line
+// it left unfinished (its prompt) goes out as output; then it is typed the prompt it was
+// spawned with, if it waits for that.
+func (c *terminalTalk) nextLocked(ev *stream.Event, next stream.Snapshot, now time.Time) stream.Snapshot {
+	s := c.s
+	if ev != nil {
+		return next
+	}
+	if next.State == stream.Waiting && next.Reason == stream.ReasonQuiet && s.snap.State != stream.Waiting {
+		next.Reason = s.machine.Quiet(c.text.Screen())
+		s.events = s.events[:0]
+		c.text.EndPartial(c.outputLineLocked)
+		s.appendEventsLocked(now)
+	}
+	if c.typePrompt != nil && next.State == stream.Waiting {
+		p := *c.typePrompt
+		c.typePrompt = nil
+		go c.typeText(p)
+	}
+	return next
+}
+
+// end lets the attached clients go, once they have the last output.
+func (c *terminalTalk) end() { c.term.end() }
+
+// exitText says how the last run ended, for the restart separator: "exit 1", "killed by
+// SIGSEGV"; "" when there was none.
+func exitText(history []state.Exit) string {
+	n := len(history)
+	if n == 0 {
+		return ""
+	}
+	e := history[n-1]
+	switch {
+	case e.Signal != "":
+		return "killed by " + e.Signal
+	case e.Code != nil:
+		return fmt.Sprintf("exit %d", *e.Code)
+	}
+	return ""
+}
+
+// read reads a generation's terminal until the last holder of its other side has gone (EIO);
+// the returned channel closes then.
+func (c *terminalTalk) read(ptmx *os.File) <-chan struct{} {
+	s := c.s
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer c.term.closed(ptmx)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := ptmx.Read(buf)
+			if n > 0 {
+				c.term.output(buf[:n])
+				c.emit(buf[:n])
+			}
+			if err != nil {
+				break
+			}
+		}
+		// What the program left on its last line is a line too.
+		s.mu.Lock()
+		s.events = s.events[:0]
+		c.text.EndPartial(c.outputLineLocked)
+		s.appendEventsLocked(s.now())
+		s.flushLocked()
+		s.mu.Unlock()
+	}()
+	return done
+}
+
+// emit turns a chunk of terminal output into output events; a chunk that changes what the
+// program shows is a sign it runs.
+func (c *terminalTalk) emit(p []byte) {
+	s := c.s
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = s.events[:0]
+	c.text.Write(p, c.outputLineLocked)
+	moved := false
+	if c.text.Changed() { // a redraw of what shows already is no sign of work
+		moved = s.moveLocked(s.machine.Event(s.snap, &stream.Event{Type: stream.TypeOutput}, now), now)
+	}
+	s.appendEventsLocked(now)
+	if moved {
+		s.writeStatusLocked()
+	} else {
+		s.flushLocked()
+	}
+}
+
+// outputLineLocked adds the output event of a line of terminal text to s.events.
+func (c *terminalTalk) outputLineLocked(line []byte, truncated bool, n int) {
+	ev := stream.Event{Type: stream.TypeOutput, Line: string(line)}
+	if truncated {
+		ev.Truncated, ev.Bytes = true, n
+	}
+	c.s.events = append(c.s.events, ev)
+}
+
+// typeText types text into the terminal and presses Enter, as a person would: text of several
+// lines as one bracketed paste, so that a TUI takes it as one message. Enter goes once the
+// program has echoed the text (or after a second), so that it is not taken as part of a paste.
+// It reports whether the program showed anything after Enter.
+func (c *terminalTalk) typeText(text string) (bool, error) {
+	text = strings.TrimRight(text, "\r\n") // the Enter is ours to press
+	b := []byte(text)
+	if strings.Contains(text, "\n") {
+		b = append([]byte("\x1b[200~"), strings.ReplaceAll(text, "\n", "\r")...)
+		b = append(b, "\x1b[201~"...)
+	}
+	mark := c.term.mark()
+	if err := c.term.input(b); err != nil {
+		return false, err
+	}
+	c.term.waitOutput(mark, time.Second)
+	mark = c.term.mark()
+	if err := c.term.input([]byte{'\r'}); err != nil {
+		return false, err
+	}
+	return c.term.waitOutput(mark, typeConfirm), nil
+}
+
+// typeConfirm bounds the wait for a program to show that it took what agt send typed.
+const typeConfirm = 3 * time.Second

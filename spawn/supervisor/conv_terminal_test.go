@@ -1,0 +1,220 @@
+package supervisor
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/tidwall/gjson"
+
+	"agt/spawn/ctl"
+	"agt/state"
+	"agt/stream"
+)
+
+// testClock is the supervisor's clock in a test: it stands still until the test moves it.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// useTestClock makes the supervisor's clock one of the test's, for the test's duration.
+func useTestClock(t *testing.T) *testClock {
+	c := &testClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ctl.Test.Clock = c.Now
+	t.Cleanup(func() { ctl.Test.Clock = nil })
+	return c
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func terminalSpec() state.Spec {
+	return state.Spec{Kind: "tui", Format: "text", TTY: true, Argv: []string{"tui"},
+		IdleAfter: state.Duration(5 * time.Second), StaleAfter: state.Duration(10 * time.Minute),
+		PermissionScreen: `Allow\? \[y/n\]`, InputScreen: `(?m)^>\s*$`}
+}
+
+// tick lets the supervisor see the time the clock says.
+func tick(s *supervisor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tickLocked(s.now()) {
+		s.writeStatusLocked()
+	}
+}
+
+// typed reads what the program on the terminal reads: a line, in the terminal's canonical mode.
+func (a *testAgent) typed(r *bufio.Reader) string {
+	a.t.Helper()
+	a.tty.SetReadDeadline(time.Now().Add(bound))
+	line, err := r.ReadString('\n')
+	if err != nil {
+		a.t.Fatalf("reading the terminal: %v (read %q)", err, line)
+	}
+	return line
+}
+
+// TestTerminalQuietSaysWhy: what the program shows becomes output events line by line; once it
+// falls quiet for idle_after, its screen says why it waits, and its unfinished last line (the
+// question) goes out first.
+func TestTerminalQuietSaysWhy(t *testing.T) {
+	clock := useTestClock(t)
+	s := newTestSupervisor(t, terminalSpec())
+	a := startAgent(t, s, false, nil)
+	io.WriteString(a.tty, "working\nAllow? [y/n] ")
+	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return ev.Get("line").Str == "working" })
+	waitState(t, s, stream.Running, "")
+
+	clock.advance(4 * time.Second)
+	tick(s)
+	waitState(t, s, stream.Running, "")
+	clock.advance(time.Second)
+	tick(s)
+	waitState(t, s, stream.Waiting, stream.ReasonPermission)
+	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return strings.HasPrefix(ev.Get("line").Str, "Allow? [y/n]") })
+}
+
+// TestTerminalTypesPrompt: a prompt the argv does not take is typed once the program first
+// waits, and Enter pressed after it.
+func TestTerminalTypesPrompt(t *testing.T) {
+	clock := useTestClock(t)
+	s := newTestSupervisor(t, terminalSpec())
+	prompt := "fix the bug"
+	a := startAgent(t, s, false, &prompt)
+	r := bufio.NewReader(a.tty)
+	io.WriteString(a.tty, "> ")
+	waitFor(t, "the prompt on the screen", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.conv.(*terminalTalk).text.Screen() == ">"
+	})
+	clock.advance(5 * time.Second)
+	tick(s)
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
+	if line := a.typed(r); line != "fix the bug\n" {
+		t.Fatalf("typed %q", line)
+	}
+}
+
+// TestTerminalSendKeys: agt send types and presses Enter (a text of several lines as one
+// bracketed paste); agt send --keys writes the keys as they are.
+func TestTerminalSendKeys(t *testing.T) {
+	useTestClock(t)
+	s := newTestSupervisor(t, terminalSpec())
+	a := startAgent(t, s, false, nil)
+	r := bufio.NewReader(a.tty)
+	accepted(t, s.conv.send(ctl.Request{Op: ctl.OpSend, Text: "hello"}))
+	if line := a.typed(r); line != "hello\n" {
+		t.Fatalf("send typed %q", line)
+	}
+	accepted(t, s.conv.send(ctl.Request{Op: ctl.OpSend, Text: "two\nlines"}))
+	if line := a.typed(r); line != "\x1b[200~two\n" {
+		t.Fatalf("a paste typed %q", line)
+	}
+	if line := a.typed(r); line != "lines\x1b[201~\n" {
+		t.Fatalf("a paste typed %q", line)
+	}
+	accepted(t, s.conv.keys("y\r"))
+	if line := a.typed(r); line != "y\n" {
+		t.Fatalf("keys typed %q", line)
+	}
+	for _, r := range []ctl.Reply{s.conv.answer(ctl.Request{Op: ctl.OpApprove}), s.conv.interrupt(), s.conv.endAfterTurn()} {
+		refused(t, r, "runs on a terminal: answer it there ('agt attach a')")
+	}
+}
+
+// TestTerminalAttach: an attached client is shown the recent output, then the live output; its
+// keys go to the program and its size to the terminal. Once the agent is over, a client is let
+// go and a new one refused.
+func TestTerminalAttach(t *testing.T) {
+	useTestClock(t)
+	s := newTestSupervisor(t, terminalSpec())
+	a := startAgent(t, s, false, nil)
+	r := bufio.NewReader(a.tty)
+	io.WriteString(a.tty, "before\n")
+	waitEvent(t, s, stream.TypeOutput, nil)
+
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC|syscall.SOCK_NONBLOCK, 0) // as accepted: pollable
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, client := os.NewFile(uintptr(fds[0]), "server"), os.NewFile(uintptr(fds[1]), "client")
+	defer client.Close()
+	replies := make(chan ctl.Reply, 1)
+	served := make(chan struct{})
+	go func() {
+		s.conv.attach(server, ctl.Request{Op: ctl.OpAttach, Rows: 30, Cols: 100}, func(r ctl.Reply) { replies <- r })
+		close(served)
+	}()
+	accepted(t, <-replies)
+	shown := make(chan string, 16)
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := client.Read(buf)
+			if n > 0 {
+				shown <- string(buf[:n])
+			}
+			if err != nil {
+				close(shown)
+				return
+			}
+		}
+	}()
+	var seen strings.Builder
+	wantShown := func(s string) {
+		t.Helper()
+		deadline := time.After(bound)
+		for !strings.Contains(seen.String(), s) {
+			select {
+			case p := <-shown:
+				seen.WriteString(p)
+			case <-deadline:
+				t.Fatalf("the client was shown %q, not %q", seen.String(), s)
+			}
+		}
+	}
+	wantShown("before\r\n")
+	io.WriteString(a.tty, "after\n")
+	wantShown("after\r\n")
+
+	frame := func(typ byte, p []byte) {
+		b := []byte{typ, 0, 0}
+		binary.BigEndian.PutUint16(b[1:], uint16(len(p)))
+		client.Write(append(b, p...))
+	}
+	frame(ctl.FrameKeys, []byte("from the client\r"))
+	if line := a.typed(r); line != "from the client\n" {
+		t.Fatalf("keys typed %q", line)
+	}
+	size := make([]byte, 4)
+	binary.BigEndian.PutUint16(size, 40)
+	binary.BigEndian.PutUint16(size[2:], 120)
+	frame(ctl.FrameSize, size)
+	waitFor(t, "the terminal to be 40x120", func() bool {
+		ws, err := pty.GetsizeFull(a.tty)
+		return err == nil && ws.Rows == 40 && ws.Cols == 120
+	})
+
+	s.conv.end() // the agent is over for good
+	waitClosed(t, "the client to be let go", served)
+	s.conv.attach(server, ctl.Request{Op: ctl.OpAttach}, func(r ctl.Reply) { replies <- r })
+	refused(t, <-replies, "a has ended")
+}

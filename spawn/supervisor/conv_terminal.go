@@ -170,9 +170,14 @@ func (c *terminalTalk) read(ptmx *os.File) <-chan struct{} {
 func (c *terminalTalk) emit(p []byte) {
 	s := c.s
 	now := s.now()
+	rows := c.term.height()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events = s.events[:0]
+	// The lines kept for the prompt patterns are as many as the terminal has rows: on a tall
+	// terminal, what a program draws under its input box (Claude's animated logo) must not
+	// push the box out of them.
+	c.text.Rows = int(rows)
 	c.text.Write(p, c.outputLineLocked)
 	moved := false
 	if c.text.Changed() { // a redraw of what shows already is no sign of work

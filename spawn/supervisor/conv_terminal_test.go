@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -89,6 +90,26 @@ func TestTerminalQuietSaysWhy(t *testing.T) {
 	tick(s)
 	waitState(t, s, stream.Waiting, stream.ReasonPermission)
 	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return strings.HasPrefix(ev.Get("line").Str, "Allow? [y/n]") })
+}
+
+// TestTerminalScreenIsTall: on a terminal of 40 rows, the prompt patterns see 40 lines: an
+// input box with 30 lines drawn under it (an animation) still says the agent waits for input.
+func TestTerminalScreenIsTall(t *testing.T) {
+	clock := useTestClock(t)
+	spec := terminalSpec()
+	spec.Rows, spec.Cols = 40, 120
+	s := newTestSupervisor(t, spec)
+	a := startAgent(t, s, false, nil)
+	var screen strings.Builder
+	screen.WriteString(">\n")
+	for i := range 30 {
+		fmt.Fprintf(&screen, "frame %d\n", i)
+	}
+	io.WriteString(a.tty, screen.String())
+	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return ev.Get("line").Str == "frame 29" })
+	clock.advance(5 * time.Second)
+	tick(s)
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
 }
 
 // TestTerminalTypesPrompt: a prompt the argv does not take is typed once the program first

@@ -166,6 +166,13 @@ func (t *terminal) resize(rows, cols uint16, jiggle bool) {
 	pty.Setsize(t.ptmx, &pty.Winsize{Rows: rows, Cols: cols})
 }
 
+// height is the terminal's number of rows.
+func (t *terminal) height() uint16 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rows
+}
+
 // mark returns the count of output chunks so far, for waitOutput.
 func (t *terminal) mark() uint64 {
 	t.mu.Lock()

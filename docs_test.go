@@ -104,6 +104,8 @@ func TestDocs(t *testing.T) {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			// Defers run last first: the agents' cgroups go once markScript's have killed them.
+			env.Defer(func() { endCgroups(filepath.Join(env.WorkDir, "st", "agt")) })
 			markScript(env)
 			home := filepath.Join(env.WorkDir, "home")
 			// A user's environment, as short as agt's socket paths need: the run directory is

@@ -16,6 +16,7 @@ import (
 	"agt/internal/testprog/fakeacp"
 	"agt/internal/testprog/fakeagent"
 	"agt/internal/testprog/fakejj"
+	"agt/internal/testprog/httpc"
 	"agt/internal/testprog/stdiotap"
 	"agt/internal/testprog/webhook"
 	"agt/pids"
@@ -36,6 +37,8 @@ func TestMain(m *testing.M) {
 			if os.Getenv("AGT_TEST_GROUP_KILL_ONLY") == "1" {
 				spawn.TestHooks.GroupKillOnly = true
 			}
+			// Test-only hook: no cgroups, to prove what the sweeps by pid do alone.
+			spawn.TestHooks.NoCgroup = os.Getenv("AGT_TEST_NO_CGROUP") == "1"
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
 				spawn.TestHooks.RanFor = d
 			}
@@ -69,31 +72,35 @@ func TestMain(m *testing.M) {
 		"jj":        fakejj.Main,
 		"stdiotap":  stdiotap.Main,
 		"webhook":   webhook.Main,
+		"httpc":     httpc.Main,
 	})
 }
 
 // scriptCmds are the commands of the scripts beside exec: docs/development.md says what each
 // does.
 var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
-	"waitfile":  cmdWaitFile,
-	"waitevent": cmdWaitEvent,
-	"waitstate": cmdWaitState,
-	"jsonl":     cmdJSONL,
-	"gone":      cmdGone,
-	"alive":     cmdAlive,
-	"signal":    cmdSignal,
-	"validlog":  cmdValidLog,
-	"maxrss":    cmdMaxRSS,
-	"seqs":      cmdSeqs,
-	"ptyclose":  cmdPtyClose,
-	"tty":       cmdTTY,
-	"fdcount":   cmdFDCount,
-	"procs":     cmdProcs,
-	"spread":    cmdSpread,
-	"nozombies": cmdNoZombies,
-	"plainagt":  cmdPlainAgt,
-	"term":      cmdTerm,
-	"filesize":  cmdFileSize,
+	"waitfile":   cmdWaitFile,
+	"waitevent":  cmdWaitEvent,
+	"waitstate":  cmdWaitState,
+	"jsonl":      cmdJSONL,
+	"gone":       cmdGone,
+	"alive":      cmdAlive,
+	"signal":     cmdSignal,
+	"validlog":   cmdValidLog,
+	"maxrss":     cmdMaxRSS,
+	"seqs":       cmdSeqs,
+	"ptyclose":   cmdPtyClose,
+	"tty":        cmdTTY,
+	"fdcount":    cmdFDCount,
+	"procs":      cmdProcs,
+	"spread":     cmdSpread,
+	"nozombies":  cmdNoZombies,
+	"plainagt":   cmdPlainAgt,
+	"term":       cmdTerm,
+	"filesize":   cmdFileSize,
+	"termclean":  cmdTermClean,
+	"inotifies":  cmdInotifies,
+	"cgroupgone": cmdCgroupGone,
 }
 
 func TestScripts(t *testing.T) {
@@ -102,7 +109,10 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Condition:           scriptCondition,
 		Setup: func(env *testscript.Env) error {
+			// Defers run last first: the cgroups go once markScript's have killed what they held.
+			env.Defer(func() { endCgroups(filepath.Join(env.WorkDir, "run")) })
 			markScript(env)
 			env.Setenv("AGT_RUN_DIR", filepath.Join(env.WorkDir, "run"))
 			env.Setenv("NO_COLOR", "1")

@@ -174,20 +174,11 @@ func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	marker := testMarker + "=" + ts.Getenv(testMarker)
 	var found []string
 	matching := func() bool {
-		procs, err := pids.Scan()
-		ts.Check(err)
 		found = found[:0]
-		for _, p := range procs {
-			if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
-				continue
-			}
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-			if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); err == nil && re.MatchString(cmd) {
-				found = append(found, fmt.Sprintf("%d %s", p.PID, cmd))
-			}
+		for pid, cmd := range scriptProcs(ts, re) {
+			found = append(found, fmt.Sprintf("%d %s", pid, cmd))
 		}
 		return len(found) == want
 	}

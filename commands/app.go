@@ -5,6 +5,7 @@ package commands
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -29,9 +30,10 @@ func New(version string) *cli.App {
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
 			sendCommand(), attachCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(), doctorCommand(),
 			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
-			diffCommand(), mergeCommand(), topCommand(),
+			diffCommand(), mergeCommand(), topCommand(), serveCommand(),
 		},
 		DisableSliceFlagSeparator: true,
+		ErrWriter:                 safeFile{os.Stderr}, // diagnostics quote agents: escaped (R35)
 		// Only main exits.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,

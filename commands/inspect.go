@@ -15,6 +15,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func inspectCommand() *cli.Command {
@@ -158,7 +159,9 @@ func (r *inspectResult) print(out *output) error {
 	home, _ := os.UserHomeDir()
 	now := time.Now()
 	tw := tabwriter.NewWriter(out.w, 0, 4, 2, ' ', 0)
-	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	row := func(k, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", k, termsafe.Line(fmt.Sprintf(format, args...))) // a record holds what an agent wrote
+	}
 	state := r.State
 	if r.Reason != "" {
 		state += " (" + r.Reason + ")"

@@ -13,6 +13,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func psCommand() *cli.Command {
@@ -163,7 +164,7 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 	if quiet {
 		var b strings.Builder
 		for _, r := range rows {
-			b.WriteString(r.Name)
+			b.WriteString(termsafe.Line(r.Name))
 			b.WriteByte('\n')
 		}
 		_, err := io.WriteString(out.w, b.String())

@@ -11,7 +11,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
-	"agt/config"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
@@ -194,19 +193,11 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 
 // checkBudget refuses a new turn once the run directory's agents spent max_cost_total.
 func checkBudget(c *cli.Context) error {
-	dir, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(dir)
-	if err != nil || cfg.MaxCostTotal <= 0 {
-		return err
-	}
 	d, err := openRunDir(c)
 	if err != nil {
 		return err
 	}
-	return spawn.CheckBudget(d, cfg.MaxCostTotal)
+	return budgetLeft(d)
 }
 
 // oneAgent opens the agent name names.

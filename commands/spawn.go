@@ -23,6 +23,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func spawnCommand() *cli.Command {
@@ -547,10 +548,10 @@ func printSpawned(out *output, line []byte) error {
 	for _, a := range gjson.GetBytes(line, "argv").Array() {
 		argv = append(argv, a.String())
 	}
-	_, err := fmt.Fprintf(out.w, "started %s (pid %d): %s\n",
-		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))
+	_, err := fmt.Fprintln(out.w, termsafe.Line(fmt.Sprintf("started %s (pid %d): %s",
+		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))))
 	if where := workspaceLine(gjson.GetBytes(line, "workspace")); err == nil && where != "" {
-		_, err = fmt.Fprintf(out.w, "  works in %s\n", where)
+		_, err = fmt.Fprintf(out.w, "  works in %s\n", termsafe.Line(where))
 	}
 	return err
 }

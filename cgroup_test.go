@@ -12,11 +12,15 @@ import (
 	"agt/pids"
 )
 
-// scriptCondition knows [cgroup]: this user can make a cgroup v2 here, so agents are contained.
+// scriptCondition knows [cgroup]: this user can make a cgroup v2 here, so agents are contained;
+// and [hosts]: the SSH hosts of the host_* scripts run.
 func scriptCondition(cond string) (bool, error) {
 	switch cond {
 	case "cgroup":
 		_, err := pids.CgroupBase()
+		return err == nil, nil
+	case "hosts":
+		_, err := startSSHHosts()
 		return err == nil, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)

@@ -98,6 +98,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"plainagt":   cmdPlainAgt,
 	"term":       cmdTerm,
 	"filesize":   cmdFileSize,
+	"signalproc": cmdSignalProc,
+	"waitprocs":  cmdWaitProcs,
 	"termclean":  cmdTermClean,
 	"inotifies":  cmdInotifies,
 	"cgroupgone": cmdCgroupGone,
@@ -105,6 +107,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 
 func TestScripts(t *testing.T) {
 	t.Parallel() // beside TestRealAgents, which waits on real agents most of its time
+	t.Cleanup(stopSSHHosts)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -113,7 +116,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			// Defers run last first: the cgroups go once markScript's have killed what they held.
 			env.Defer(func() { endCgroups(filepath.Join(env.WorkDir, "run")) })
-			markScript(env)
+			marker := markScript(env)
 			env.Setenv("AGT_RUN_DIR", filepath.Join(env.WorkDir, "run"))
 			env.Setenv("NO_COLOR", "1")
 			// Real captures of the agents' output, for fake agents to replay.
@@ -133,18 +136,19 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			// The race detector sleeps a second at every exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
-			return nil
+			return setupHostScript(env, marker)
 		},
 		Cmds: scriptCmds,
 	})
 }
 
 // markScript marks everything a script starts (testMarker in its environment), and has the
-// script's end kill what of it is left.
-func markScript(env *testscript.Env) {
+// script's end kill what of it is left. It returns the marker.
+func markScript(env *testscript.Env) string {
 	marker := fmt.Sprintf("%s-%d-%d", filepath.Base(env.WorkDir), os.Getpid(), time.Now().UnixNano())
 	env.Setenv(testMarker, marker)
 	env.Defer(func() { killMarked(testMarker + "=" + marker) })
+	return marker
 }
 
 // killMarked SIGKILLs every process carrying kv in its environment, until none is left.

@@ -77,6 +77,9 @@ type inspectRecord struct {
 	MaxRestarts int            `json:"max_restarts"`
 	StopTimeout string         `json:"stop_timeout"`
 	Files       inspectFiles   `json:"files"`
+	// Conversation: it takes turns (--converse, ACP kinds): spawn --wait over a host waits
+	// for its first turn, not its end.
+	Conversation bool `json:"conversation,omitempty"`
 }
 
 // inspectFields are the fields inspect prints, for its --format help and templates.
@@ -108,7 +111,7 @@ type inspectFiles struct {
 func inspect(a *state.Agent) *inspectResult {
 	st := spawn.Observe(a)
 	r := &inspectResult{Status: st, inspectRecord: inspectRecord{
-		Cwd: st.Dir, Env: []string{},
+		Cwd: st.Dir, Env: []string{}, Conversation: conversation(a),
 		Files: inspectFiles{
 			Dir: a.Dir, Spec: a.Path(state.SpecFile), Status: a.Path(state.StatusFile),
 			Events: a.Path(state.EventsFile), Stdout: a.Path(state.StdoutLog),

@@ -79,6 +79,9 @@ func spawnCommand() *cli.Command {
 	}
 }
 
+// exitFull is spawn's exit status when max_agents agents are alive already (EX_TEMPFAIL).
+const exitFull = 75
+
 func runSpawn(c *cli.Context) error {
 	args := c.Args().Slice()
 	if len(args) == 0 {
@@ -134,6 +137,9 @@ func runSpawn(c *cli.Context) error {
 	spawned, err := spawn.Start(c.Context, opts)
 	status.stop()
 	if err != nil {
+		if errors.Is(err, spawn.ErrFull) {
+			return cli.Exit(err.Error(), exitFull) // spawn --host a,b tries the next host
+		}
 		if errors.Is(err, state.ErrNameTaken) {
 			return withHint(err, fmt.Sprintf("pick another name, or free this one: 'agt stop %s' if it runs, then 'agt rm %s'", name, name))
 		}

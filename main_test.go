@@ -99,7 +99,6 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"term":       cmdTerm,
 	"filesize":   cmdFileSize,
 	"signalproc": cmdSignalProc,
-	"waitprocs":  cmdWaitProcs,
 	"termclean":  cmdTermClean,
 	"inotifies":  cmdInotifies,
 	"cgroupgone": cmdCgroupGone,

@@ -51,6 +51,9 @@ func TestMain(m *testing.M) {
 					return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
 				}
 			}
+			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_CTL_TIMEOUT")); err == nil {
+				spawn.TestHooks.Timeout = d // control exchanges that time out sooner
+			}
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_SLOW_STATUS")); err == nil {
 				spawn.TestHooks.SlowStatus = func() { time.Sleep(d) } // a slow fsync
 			}
@@ -71,6 +74,7 @@ func TestMain(m *testing.M) {
 		},
 		"fakeagent": fakeAgent,
 		"fakeacp":   fakeACP,
+		"hostile":   hostileAgent,
 		"jj":        fakeJJ,
 		"stdiotap":  stdioTap,
 		"webhook":   webhookSink,
@@ -128,6 +132,8 @@ func TestScripts(t *testing.T) {
 			"plainagt":  cmdPlainAgt,
 			"term":      cmdTerm,
 			"filesize":  cmdFileSize,
+			"ctlconns":  cmdCtlConns,
+			"ctlflood":  cmdCtlFlood,
 		},
 	})
 }
@@ -338,7 +344,8 @@ func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 {
 		ts.Fatalf("usage: signal SIG PIDFILE")
 	}
-	sigs := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM, "SEGV": syscall.SIGSEGV, "INT": syscall.SIGINT}
+	sigs := map[string]syscall.Signal{"KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM, "SEGV": syscall.SIGSEGV, "INT": syscall.SIGINT,
+		"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT}
 	sig, ok := sigs[args[0]]
 	if !ok {
 		ts.Fatalf("unknown signal %q", args[0])

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -33,6 +35,27 @@ const (
 	readChunk     = 64 << 10 // the unit of the budget and of a read
 )
 
+// largeRequest is the size of request whose memory is given back to the system once read.
+const largeRequest = 1 << 20
+
+// giveBack returns the memory the supervisor no longer uses to the system at once (a flood
+// is over), once every few seconds at most: the soft memory limit alone keeps it, up to the
+// limit, for the next flood.
+func giveBack() {
+	gaveMu.Lock()
+	defer gaveMu.Unlock()
+	if time.Since(gave) < 5*time.Second {
+		return
+	}
+	gave = time.Now()
+	go debug.FreeOSMemory()
+}
+
+var (
+	gaveMu sync.Mutex
+	gave   time.Time
+)
+
 // channel is the control channel's share of the supervisor.
 type channel struct {
 	path    string
@@ -40,6 +63,7 @@ type channel struct {
 	conns   chan struct{}  // a token per connection served
 	budget  chan struct{}  // a token per readChunk of request bytes held
 	waiters sync.WaitGroup // connections waiting for their queued message's delivery
+	large   atomic.Bool    // a large request was read since the budget was last all free
 
 	cutMu    sync.Mutex
 	lastCut  time.Time
@@ -136,10 +160,14 @@ type conn struct {
 	tokens int  // of ch.budget
 }
 
-// release gives back what the connection holds of the channel's bounds.
+// release gives back what the connection holds of the channel's bounds; the last of a large
+// request's memory goes back to the system too.
 func (k *conn) release() {
 	for ; k.tokens > 0; k.tokens-- {
 		<-k.ch.budget
+	}
+	if len(k.ch.budget) == 0 && k.ch.large.CompareAndSwap(true, false) {
+		giveBack()
 	}
 	if k.slot {
 		<-k.ch.conns
@@ -231,6 +259,9 @@ func (s *supervisor) readRequest(k *conn, deadline time.Time, pid int) ([]byte, 
 			case k.ch.budget <- struct{}{}:
 				t.Stop()
 				k.tokens++
+				if k.tokens == largeRequest/readChunk {
+					k.ch.large.Store(true)
+				}
 			case <-t.C:
 				why := fmt.Sprintf("control client pid %d cut off: its request waited past its deadline for room (the supervisor reads at most %d MiB of requests at once)", pid, requestBudget>>20)
 				s.cutOff(why)

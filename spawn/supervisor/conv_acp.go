@@ -136,6 +136,7 @@ func (c *acpTalk) startedLocked(fds stdio, p startPlan, resume string) {
 	}
 	c.in, c.w = fds.in, newInputWriter(fds.in, func(n int) {
 		c.s.emitError(fmt.Sprintf("%s reads its input again; %d lines for it were dropped meanwhile", c.s.spec.Name, n), false)
+		giveBack()
 	})
 	c.p.Connect(c.s.spec.Cwd, resume)
 	if p.prompt != nil {

@@ -11,7 +11,7 @@ import (
 // delivered once, in order, when a turn ends; the client of one sent with --wait is told where
 // its turn began (its own, not the first one's: R38), or that it was never delivered.
 const (
-	maxQueued      = 16
+	maxQueued      = 1024
 	maxQueuedBytes = 32 << 20
 )
 

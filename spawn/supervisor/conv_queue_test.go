@@ -39,7 +39,7 @@ func TestMessageQueue(t *testing.T) {
 			t.Fatalf("message %d refused: %s", i, r.Error)
 		}
 	}
-	if r := q.addLocked("a", ctl.Request{Text: "m"}, 0); !strings.Contains(r.Error, "16 messages queued already") {
+	if r := q.addLocked("a", ctl.Request{Text: "m"}, 0); !strings.Contains(r.Error, "1024 messages queued already") {
 		t.Fatalf("past maxQueued: %+v", r)
 	}
 	q.dropLocked("", -1)

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"agt/pids"
 	"agt/spawn/ctl"
 	"agt/state"
 )
@@ -38,7 +39,7 @@ func TestPeerHelper(t *testing.T) {
 
 // peerConn starts a helper that connects to a socket of s's, and returns the peer as the
 // accept named it, and the helper, whose stdin ends it.
-func peerConn(t *testing.T, comm string) (peer, *exec.Cmd, io.Closer) {
+func peerConn(t testing.TB, comm string) (peer, *exec.Cmd, io.Closer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "s")
 	ln, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -120,5 +121,37 @@ func TestPeer(t *testing.T) {
 	s.spec.TTY = true
 	if !s.guarded(ctl.OpSend) || !s.guarded(ctl.OpKeys) || !s.guarded(ctl.OpAttach) {
 		t.Fatal("typing into a terminal is not guarded")
+	}
+}
+
+// BenchmarkRefusal is the price of the check of a guarded request (approve, deny, keys): the
+// peer's pidfd looked at twice and its ancestors walked up to the supervisor.
+func BenchmarkRefusal(b *testing.B) {
+	s := newTestSupervisor(b, state.Spec{Name: "a"})
+	p, _, _ := peerConn(b, "")
+	for b.Loop() {
+		if s.refusal(p, ctl.OpApprove) == "" {
+			b.Fatal("not refused")
+		}
+	}
+}
+
+// BenchmarkAgentAboveOutside is the walk for a peer outside every agent (a person's agt
+// approve): from the test's parent up to the first process, every step read.
+func BenchmarkAgentAboveOutside(b *testing.B) {
+	s := newTestSupervisor(b, state.Spec{Name: "a"})
+	steps := 0
+	for pid := os.Getppid(); pid > 0; steps++ {
+		p, err := pids.ReadProc(pid)
+		if err != nil {
+			break
+		}
+		pid = p.PPID
+	}
+	b.Logf("%d ancestors", steps)
+	for b.Loop() {
+		if why := s.agentAbove(os.Getppid()); why != "" {
+			b.Fatal(why)
+		}
 	}
 }

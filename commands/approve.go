@@ -17,7 +17,9 @@ func approveCommand() *cli.Command {
 		UsageText: "agt approve [--always] NAME [ID]\n\n" +
 			"Answers a pending permission request of an agent spawned with --converse: allow. ID defaults\n" +
 			"to the only pending request; with several, name one (agt permissions lists them). --always\n" +
-			"also allows such requests for the rest of the session.\n\n" +
+			"also allows such requests for the rest of the session. It is refused from inside any agent's\n" +
+			"process tree (its own or another's, a --tty shell agent included): run it from outside every\n" +
+			"agent (see docs/control.md).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt approve fix-auth\n" +
 			"   agt approve --always fix-auth toolu_01MockAbc",
@@ -34,7 +36,8 @@ func denyCommand() *cli.Command {
 		Usage: "refuse what a conversation agent asks permission for",
 		UsageText: "agt deny [--message TEXT] NAME [ID]\n\n" +
 			"Answers a pending permission request of an agent spawned with --converse: deny, telling the\n" +
-			"agent --message instead (what to do rather). ID defaults to the only pending request.\n\n" +
+			"agent --message instead (what to do rather). ID defaults to the only pending request. Like\n" +
+			"approve, it is refused from inside any agent's process tree.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt deny fix-auth\n" +
 			"   agt deny --message 'use make clean' fix-auth",

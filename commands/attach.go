@@ -25,8 +25,9 @@ func attachCommand() *cli.Command {
 			"Shows the screen of an agent spawned with --tty and types what you type into it; the window\n" +
 			"size follows yours (the last client to resize wins when several are attached). The detach keys\n" +
 			"(Ctrl-\\, or detach_keys in agt.toml) leave it running; attach again to come back. An agent not\n" +
-			"on a terminal is shown read-only, as agt tail -f shows it. Exit status: 0 after a detach, the\n" +
-			"agent's own when it ends while attached, 1 when it cannot attach.\n\n" +
+			"on a terminal is shown read-only, as agt tail -f shows it. Attaching from inside an agent's\n" +
+			"process tree is refused: keys can answer whatever the program asks. Exit status: 0 after a\n" +
+			"detach, the agent's own when it ends while attached, 1 when it cannot attach.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt spawn --tty --detach --agent claude helper   # then, whenever:\n" +
 			"   agt attach helper\n" +

@@ -26,12 +26,15 @@ func sendCommand() *cli.Command {
 			"Delivers a user message to an agent spawned with --converse that waits for input: the next\n" +
 			"turn of the same session. - reads the message from stdin. It refuses when the agent is busy,\n" +
 			"unless --queue, which delivers it when the running turn ends. The message is never written to\n" +
-			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one,\n" +
-			"4 when the turn stops to ask you (a permission, a plan: agt approve or deny answers).\n" +
+			"events or logs. --wait prints that turn's events (its own turn, however many were queued\n" +
+			"before it) and exits 0 on an ok result, 1 on a failed one, 4 when the turn stops to ask you (a\n" +
+			"permission, a plan: agt approve or deny answers). Without an answer from the supervisor it\n" +
+			"says the delivery is unknown, never that it failed: the agent's log tells.\n" +
 			"To an agent spawned with --tty, MESSAGE is typed and Enter pressed (several lines as one\n" +
 			"bracketed paste); it fails unless the agent shows something within 3s. --keys types KEYS as they\n" +
 			"are, where <Enter> <Esc> <Tab> <BS> <Space> <Up> <Down> <Left> <Right> <Home> <End> <PgUp> <PgDn>\n" +
-			"<Del> are those keys, <C-x> is Ctrl-X and <lt> a literal <.\n\n" +
+			"<Del> are those keys, <C-x> is Ctrl-X and <lt> a literal <. Typing into a --tty agent is refused\n" +
+			"from inside any agent's process tree: keys can answer whatever its program asks.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt send fix-auth 'now add a regression test'\n" +
 			"   agt send --wait fix-auth 'commit it' | jq -c 'select(.type==\"result\")'\n" +

@@ -26,7 +26,7 @@ import (
 // connections at once, and holds at most requestBudget bytes of their requests: a client past
 // either waits (its connect or its writes block in the kernel, where the bytes stay), and one
 // still waiting at its deadline is cut off, as is a request longer than maxRequest. Each
-// cut-off is an error event (one a second at most: the next says how many more there were);
+// cut-off is an error event (ten a second at most: the next says how many more there were);
 // the agent runs on, and so does the channel.
 const (
 	maxRequest    = 16 << 20 // a request line: a message to the agent
@@ -66,8 +66,9 @@ type channel struct {
 	large   atomic.Bool    // a large request was read since the budget was last all free
 
 	cutMu    sync.Mutex
-	lastCut  time.Time
-	cutSince int // cut-offs not reported since lastCut
+	lastCut  time.Time // when the second of the reports counted in cutsNow began
+	cutsNow  int
+	cutSince int // refusals not reported
 }
 
 // listen opens the agent's control channel and serves it until the process exits.
@@ -213,7 +214,7 @@ func (s *supervisor) serveOne(fd int, p peer, perr error) {
 	}
 	if s.guarded(req.Op) {
 		if why := s.refusal(p, req.Op); why != "" {
-			s.emitError(why, false)
+			s.cutOff(why)
 			k.answer(ctl.Reply{Error: why})
 			return
 		}
@@ -231,7 +232,7 @@ func (s *supervisor) serveOne(fd int, p peer, perr error) {
 		// Its client gives up before an answer could reach it, and says the outcome is
 		// unknown: it is known now, and the log says so.
 		why := fmt.Sprintf("agt %s from pid %d came too late to be answered in time: not carried out", req.Op, p.pid)
-		s.emitError(why, false)
+		s.cutOff(why)
 		k.answer(ctl.Reply{Error: why})
 		return
 	}
@@ -289,24 +290,32 @@ func (s *supervisor) readRequest(k *conn, deadline time.Time, pid int) ([]byte, 
 	}
 }
 
-// cutOff records that a control client was cut off, as an error event: one a second at most,
-// the next saying how many more there were.
+// cutOff records what a control client was refused or cut off for, as an error event: at most
+// reportsPerSecond a second, the next after a pause saying how many more there were. A peer
+// that floods the channel cannot flood the log.
 func (s *supervisor) cutOff(why string) {
 	ch := s.ch
 	ch.cutMu.Lock()
 	now := time.Now()
-	if now.Sub(ch.lastCut) < time.Second {
+	if now.Sub(ch.lastCut) >= time.Second {
+		ch.lastCut, ch.cutsNow = now, 0
+	}
+	if ch.cutsNow >= reportsPerSecond {
 		ch.cutSince++
 		ch.cutMu.Unlock()
 		return
 	}
+	ch.cutsNow++
 	if ch.cutSince > 0 {
-		why += fmt.Sprintf(" (and %d more cut off since the last report)", ch.cutSince)
+		why += fmt.Sprintf(" (and %d more not reported)", ch.cutSince)
+		ch.cutSince = 0
 	}
-	ch.lastCut, ch.cutSince = now, 0
 	ch.cutMu.Unlock()
 	s.emitError(why, false)
 }
+
+// reportsPerSecond bounds the error events of the control channel's refusals.
+const reportsPerSecond = 10
 
 // awaitDelivery keeps the connection of a message queued with Wait until its delivery, then
 // sends the second reply; a client that leaves first ends the wait (the message stays queued).

@@ -27,7 +27,9 @@ func attachCommand() *cli.Command {
 			"(Ctrl-\\, or detach_keys in agt.toml) leave it running; attach again to come back. An agent not\n" +
 			"on a terminal is shown read-only, as agt tail -f shows it. Attaching from inside an agent's\n" +
 			"process tree is refused: keys can answer whatever the program asks. Exit status: 0 after a\n" +
-			"detach, the agent's own when it ends while attached, 1 when it cannot attach.\n\n" +
+			"detach, the agent's own when it ends while attached, 1 when it cannot attach. Raw: the\n" +
+			"program's output reaches your terminal as it wrote it, escape sequences and all (it draws its\n" +
+			"screen with them), so attach only to what you would run in that terminal yourself.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt spawn --tty --detach --agent claude helper   # then, whenever:\n" +
 			"   agt attach helper\n" +

@@ -177,11 +177,12 @@ func (k *conn) release() {
 }
 
 // answer writes the reply r, within a second: past the read's deadline too (a client cut off
-// is told why).
+// is told why). What follows it on the connection (an attached terminal) has no deadline.
 func (k *conn) answer(r ctl.Reply) {
 	b, _ := json.Marshal(r)
 	k.c.SetWriteDeadline(time.Now().Add(time.Second))
 	k.c.Write(append(b, '\n'))
+	k.c.SetWriteDeadline(time.Time{})
 }
 
 func (s *supervisor) serveOne(fd int, p peer, perr error) {

@@ -16,6 +16,7 @@ import (
 	"agt/internal/testprog/fakeacp"
 	"agt/internal/testprog/fakeagent"
 	"agt/internal/testprog/fakejj"
+	"agt/internal/testprog/hostile"
 	"agt/internal/testprog/httpc"
 	"agt/internal/testprog/stdiotap"
 	"agt/internal/testprog/webhook"
@@ -49,6 +50,9 @@ func TestMain(m *testing.M) {
 					return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
 				}
 			}
+			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_CTL_TIMEOUT")); err == nil {
+				spawn.TestHooks.Timeout = d // control exchanges that time out sooner
+			}
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_SLOW_STATUS")); err == nil {
 				spawn.TestHooks.SlowStatus = func() { time.Sleep(d) } // a slow fsync
 			}
@@ -73,6 +77,7 @@ func TestMain(m *testing.M) {
 		"stdiotap":  stdiotap.Main,
 		"webhook":   webhook.Main,
 		"httpc":     httpc.Main,
+		"hostile":   hostile.Main,
 	})
 }
 
@@ -102,6 +107,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 	"termclean":  cmdTermClean,
 	"inotifies":  cmdInotifies,
 	"cgroupgone": cmdCgroupGone,
+	"ctlconns":   cmdCtlConns,
+	"ctlflood":   cmdCtlFlood,
 }
 
 func TestScripts(t *testing.T) {

@@ -66,7 +66,14 @@ func runSend(c *cli.Context) error {
 	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue")) {
 		return usagef(c, "%s runs on a terminal, which has no turns to --wait or --queue for; agt send %s MESSAGE types it now", a.Name, a.Name)
 	}
-	r, err := sendMessage(c.Context, a, msg, c.Bool("queue"))
+	var r *spawn.Reply
+	if c.Bool("wait") && c.Bool("queue") {
+		// Its own turn, however many wait before it: the supervisor says where it began.
+		r, err = spawn.SendQueued(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: true})
+		err = sendError(a, err)
+	} else {
+		r, err = sendMessage(c.Context, a, msg, c.Bool("queue"))
+	}
 	if err != nil {
 		return err
 	}
@@ -84,13 +91,9 @@ func runSend(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	skip := 0
-	if r.Queued {
-		skip = 1 // the running turn's result comes first
-	}
 	out.status = startStatus(c.App.ErrWriter, func() string { return "waiting for the turn of " + stateLine(a) })
 	defer out.status.stop()
-	return printTurn(c.Context, out, a, r.Seq, skip)
+	return printTurn(c.Context, out, a, r.Seq)
 }
 
 // readMessage is send's MESSAGE: as given, or read from stdin for -; never empty.
@@ -113,9 +116,18 @@ func readMessage(c *cli.Context, msg string) (string, error) {
 func sendMessage(ctx context.Context, a *state.Agent, msg string, queue bool) (*spawn.Reply, error) {
 	r, err := spawn.Control(ctx, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: queue})
 	if err != nil {
-		return nil, controlError(a, err)
+		return nil, sendError(a, err)
 	}
 	return r, nil
+}
+
+// sendError is controlError, saying of a message sent without an answer that its delivery is
+// unknown: it may well have been delivered (R38).
+func sendError(a *state.Agent, err error) error {
+	if errors.Is(err, spawn.ErrNoAnswer) {
+		return withHint(fmt.Errorf("delivery unknown: %w", err), fmt.Sprintf("a state event to running in 'agt tail -n 20 %s' says its turn began; send it again only if none did", a.Name))
+	}
+	return controlError(a, err)
 }
 
 // sendKeys is send --keys: keystrokes into a terminal agent.
@@ -147,10 +159,10 @@ var errTurnFailed = cli.Exit("", 1)
 // its user (a permission, a plan): agt permissions lists what, agt approve and deny answer.
 const exitNeedsYou = 4
 
-// printTurn prints a's events after seq until the result of a turn (after skip results), or
-// until the turn stops to ask its user, and says with its error how the turn ended: nil for an
-// ok result, exit 1 for a failed one, exitNeedsYou with a hint for a question.
-func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip int) error {
+// printTurn prints a's events after seq until the result of a turn, or until the turn stops to
+// ask its user, and says with its error how the turn ended: nil for an ok result, exit 1 for a
+// failed one, exitNeedsYou with a hint for a question.
+func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64) error {
 	var ok, done bool
 	asks := ""
 	fn := func(line []byte) error {
@@ -163,14 +175,10 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 		switch gjson.GetBytes(line, "type").Str {
 		case "state":
 			why := gjson.GetBytes(line, "reason").Str
-			if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) && skip == 0 {
+			if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) {
 				asks, done = why, true
 			}
 		case "result":
-			if skip > 0 {
-				skip--
-				return nil
-			}
 			ok, done = gjson.GetBytes(line, "ok").Bool(), true
 		}
 		// An exit is no end: a conversation of turn processes runs one per turn. An agent

@@ -195,7 +195,7 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 	if conversation(a) {
 		// A conversation waits for its next message once a turn ends: its first turn is what
 		// spawn --wait waits for (or its stop to ask), its result the exit code.
-		err = printTurn(follow, out, a, 0, 0)
+		err = printTurn(follow, out, a, 0)
 		if err == errTurnFailed && ended(a) {
 			err = exitWithAgent(c, []*state.Agent{a}) // it ended before its turn did
 		}

@@ -147,7 +147,7 @@ func stopAfterTurn(c *cli.Context, a *state.Agent) (*state.Status, error) {
 	g, _ := spawn.StopGrace(a, grace(c))
 	ctx, cancel := context.WithTimeout(c.Context, g)
 	defer cancel()
-	if err := a.WaitFree(ctx); err != nil {
+	if err := spawn.WaitEnd(ctx, a); err != nil {
 		if c.Context.Err() != nil {
 			return nil, c.Context.Err()
 		}

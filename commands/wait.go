@@ -64,9 +64,9 @@ func waitCommand() *cli.Command {
 				return waitAny(c, ctx, out, agents)
 			}
 			for _, a := range agents {
-				// The supervisor holds the lock until the final status is written.
+				// Until the supervisor knows the end (it holds the lock until the disk has it).
 				status := startStatus(c.App.ErrWriter, func() string { return "waiting for " + stateLine(a) })
-				err := a.WaitFree(ctx)
+				err := spawn.WaitEnd(ctx, a)
 				status.stop()
 				if err != nil {
 					if c.Context.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -196,7 +196,7 @@ func waitAny(c *cli.Context, ctx context.Context, out *output, agents []*state.A
 	errs := make(chan error, len(agents))
 	for _, a := range agents {
 		go func() {
-			if err := a.WaitFree(ctx); err != nil {
+			if err := spawn.WaitEnd(ctx, a); err != nil {
 				errs <- err
 				return
 			}

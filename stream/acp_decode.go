@@ -78,11 +78,14 @@ func (a *ACP) request(dst []Event, id gjson.Result, method string, params gjson.
 	if key == "" {
 		key = id.Raw
 	}
-	if a.asks == nil || len(a.asks) >= acpMaxTools {
-		a.asks = make(map[string]acpAsk)
+	if a.asks == nil || len(a.asks) >= acpMaxTools || a.askBytes >= acpMaxKept {
+		a.asks, a.askBytes = make(map[string]acpAsk), 0
 	}
 	options := jsonRaw(params.Get("options"))
-	a.asks[key] = acpAsk{rawID: rawID, options: options, tool: t.toolName()}
+	a.forgetAsk(key)
+	ask := acpAsk{rawID: rawID, options: options, tool: t.toolName()}
+	a.asks[key] = ask
+	a.askBytes += len(ask.options) + len(ask.rawID) + len(ask.tool)
 	return append(dst, Event{Type: TypePermission, ID: key, Tool: t.toolName(), Input: t.toolInput(), Options: options})
 }
 
@@ -176,7 +179,9 @@ func (a *ACP) startTool(dst []Event, t *acpTool, id string) []Event {
 		return dst
 	}
 	t.used = true
+	before := t.size()
 	t.name, t.input = t.toolName(), t.toolInput() // as the call stands now, for good
+	a.toolBytes += t.size() - before
 	return append(dst, Event{Type: TypeToolUse, ID: id, Tool: t.name, Input: t.input})
 }
 
@@ -345,7 +350,7 @@ func (a *ACP) result(dst []Event, result gjson.Result) []Event {
 	// Calls the agent announced and never started (asked about nothing, never ran).
 	for id, t := range a.tools {
 		if t.done || t.used {
-			delete(a.tools, id)
+			a.forgetTool(id)
 		}
 	}
 	reason := jsonString(result.Get("stopReason"))

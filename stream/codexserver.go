@@ -63,6 +63,7 @@ type CodexServer struct {
 	turnOpen         bool     // a turn/start was sent and its turn/completed not seen
 	held             []string // prompts given before the thread was open
 	items            map[string]*codexServerItem
+	itemBytes        int               // the inputs items hold
 	asks             map[string][]byte // pending approvals: id text → the request's raw id
 	last             string            // the turn's last agent message
 	total, atTurn    Usage             // the thread's token total; where it stood when the turn began
@@ -76,8 +77,12 @@ type codexServerItem struct {
 	used  bool
 }
 
-// codexServerMax bounds the items and approvals kept.
-const codexServerMax = 4096
+// codexServerMax bounds the items and approvals kept, and codexServerKept the bytes of the
+// items' inputs: past either they are forgotten (R36).
+const (
+	codexServerMax  = 4096
+	codexServerKept = 16 << 20
+)
 
 // codexDecisions are the answers the server takes to an approval, offered as the permission's
 // options.

@@ -165,6 +165,7 @@ func (c *CodexServer) item(dst []Event, it gjson.Result, completed bool) []Event
 		if !completed {
 			return dst
 		}
+		c.itemBytes -= len(t.input) + len(t.tool)
 		delete(c.items, id)
 		status := it.Get("status").Str
 		ok := status == "completed"
@@ -198,8 +199,8 @@ func (c *CodexServer) tool(id, typ string, it gjson.Result) *codexServerItem {
 	if t := c.items[id]; t != nil {
 		return t
 	}
-	if c.items == nil || len(c.items) >= codexServerMax {
-		c.items = make(map[string]*codexServerItem)
+	if c.items == nil || len(c.items) >= codexServerMax || c.itemBytes >= codexServerKept {
+		c.items, c.itemBytes = make(map[string]*codexServerItem), 0
 	}
 	t := &codexServerItem{}
 	switch typ {
@@ -229,6 +230,7 @@ func (c *CodexServer) tool(id, typ string, it gjson.Result) *codexServerItem {
 		}
 	}
 	c.items[id] = t
+	c.itemBytes += len(t.input) + len(t.tool)
 	return t
 }
 
@@ -261,6 +263,7 @@ func (c *CodexServer) turnCompleted(dst []Event, turn gjson.Result) []Event {
 		}
 	}
 	clear(c.items)
+	c.itemBytes = 0
 	c.turnOpen, c.turnID, c.last, c.atTurn = false, "", "", c.total
 	return append(dst, ev)
 }

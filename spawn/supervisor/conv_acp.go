@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -24,7 +23,7 @@ type acpTalk struct {
 	talk
 	p     protocol
 	in    *os.File      // the running generation's stdin; nil before the first start
-	w     *lineWriter   // writes p's lines to in
+	w     *inputWriter  // writes p's lines to in
 	kick  chan struct{} // a line was decoded: connect looks again
 	tail  []string      // the last stderr lines of the run, for a connection error
 	ready bool          // connect has returned: a later failure ends the run
@@ -71,30 +70,43 @@ func (c *acpTalk) inputLocked(string) string {
 	return ""
 }
 
-func (c *acpTalk) deliverLocked(text string) (func() error, bool) {
+// acpLineRoom is what a line of the protocol around a message or an answer may take: room is
+// made for it before the protocol is told, which must not think sent what was refused.
+const acpLineRoom = 64 << 10
+
+func (c *acpTalk) deliverLocked(text string) (bool, error) {
+	if err := c.w.room(len(text) + acpLineRoom); err != nil {
+		return false, err
+	}
 	c.p.Prompt(text)
 	c.flushLocked()
-	return nil, true
+	return true, nil
 }
 
 // replyLocked answers by the option of the kind asked for, by its kind: ids differ from agent
 // to agent. ACP takes no message with a denial.
-func (c *acpTalk) replyLocked(p *ctl.Permission, allow, always bool, _ string) (func() error, error) {
+func (c *acpTalk) replyLocked(p *ctl.Permission, allow, always bool, _ string) error {
+	if err := c.w.room(acpLineRoom); err != nil {
+		return err
+	}
 	if _, err := c.p.Answer(p.ID, allow, always); err != nil {
-		return nil, err
+		return err
 	}
 	c.flushLocked()
-	return nil, nil
+	return nil
 }
 
 // interruptLocked sends session/cancel, and answers every pending request cancelled; the agent
 // ends the turn with stopReason cancelled.
-func (c *acpTalk) interruptLocked(now time.Time) (func() error, string) {
+func (c *acpTalk) interruptLocked(now time.Time) string {
+	if err := c.w.room(acpLineRoom); err != nil {
+		return fmt.Sprintf("%s: %v", c.s.spec.Name, err)
+	}
 	c.cancelLocked(now)
 	if c.s.waitingForPermissionLocked() {
 		c.s.beginLocked(now) // the turn ends on its own: running until it says so
 	}
-	return nil, ""
+	return ""
 }
 
 // closeLocked ends the agent's input once the lines queued are written: it exits.
@@ -122,7 +134,10 @@ func (c *acpTalk) startedLocked(fds stdio, p startPlan, resume string) {
 		c.in.Close()     // the last run's
 		c.w.closeAfter() // its goroutine ends
 	}
-	c.in, c.w = fds.in, newLineWriter(fds.in)
+	c.in, c.w = fds.in, newInputWriter(fds.in, func(n int) {
+		c.s.emitError(fmt.Sprintf("%s reads its input again; %d lines for it were dropped meanwhile", c.s.spec.Name, n), false)
+		giveBack()
+	})
 	c.p.Connect(c.s.spec.Cwd, resume)
 	if p.prompt != nil {
 		c.p.Prompt(*p.prompt)
@@ -174,8 +189,15 @@ func (c *acpTalk) stoppingLocked(now time.Time) {
 	c.w.closeAfter()
 }
 
-// flushLocked hands the client's pending lines to the writer.
-func (c *acpTalk) flushLocked() { c.w.send(c.p.Lines()) }
+// flushLocked hands the client's pending lines to the writer. Lines past its bound are dropped
+// (the answers to an agent that floods requests and reads none: R36); the first drop of a
+// spell is an error event, and the agent runs on.
+func (c *acpTalk) flushLocked() {
+	lines := c.p.Lines()
+	if first, err := c.w.send(lines...); first {
+		c.s.errorLocked(fmt.Sprintf("%s cut off: %v; what agt answers it is dropped until it reads", c.s.spec.Name, err))
+	}
+}
 
 // cancelLocked cancels the running turn: pending permission requests are answered cancelled
 // (the log records each as denied) and session/cancel goes out.
@@ -295,71 +317,4 @@ func exitWords(e *stream.Exit) string {
 		return "killed by " + e.Signal
 	}
 	return fmt.Sprintf("exit code %d", e.Code)
-}
-
-// lineWriter writes lines to the agent's stdin, in order, from a goroutine of its own: the
-// lines are made under mu, and an agent that reads slowly must never hold mu up.
-type lineWriter struct {
-	mu      sync.Mutex
-	lines   [][]byte
-	closing bool // close stdin once the lines queued are written
-	wake    chan struct{}
-	w       *os.File
-}
-
-func newLineWriter(w *os.File) *lineWriter {
-	lw := &lineWriter{w: w, wake: make(chan struct{}, 1)}
-	go lw.loop()
-	return lw
-}
-
-// send queues lines for the agent.
-func (lw *lineWriter) send(lines [][]byte) {
-	if lw == nil || len(lines) == 0 {
-		return
-	}
-	lw.mu.Lock()
-	lw.lines = append(lw.lines, lines...)
-	lw.mu.Unlock()
-	lw.kick()
-}
-
-// closeAfter closes the agent's stdin once what is queued is written: the end of its input.
-func (lw *lineWriter) closeAfter() {
-	if lw == nil {
-		return
-	}
-	lw.mu.Lock()
-	lw.closing = true
-	lw.mu.Unlock()
-	lw.kick()
-}
-
-func (lw *lineWriter) kick() {
-	select {
-	case lw.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (lw *lineWriter) loop() {
-	defer lw.w.Close()
-	for {
-		lw.mu.Lock()
-		lines, closing := lw.lines, lw.closing
-		lw.lines = nil
-		lw.mu.Unlock()
-		if len(lines) == 0 && closing {
-			return
-		}
-		for _, l := range lines {
-			// No deadline: the agent reads when it reads. It exiting ends the write (EPIPE).
-			if _, err := lw.w.Write(l); err != nil {
-				return
-			}
-		}
-		if len(lines) == 0 {
-			<-lw.wake
-		}
-	}
 }

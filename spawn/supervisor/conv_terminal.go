@@ -34,12 +34,12 @@ func (c *terminalTalk) send(req ctl.Request) ctl.Reply {
 	s.mu.Lock()
 	seq, st := s.seq, s.snap.State
 	s.mu.Unlock()
-	shown, err := c.typeText(req.Text)
+	shown, err := c.typeText(req.Text, req.AnswerBy())
 	switch {
 	case err != nil:
 		return ctl.Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
 	case !shown:
-		return ctl.Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}
+		return ctl.Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing in time; look with 'agt attach %s'", s.spec.Name, s.spec.Name)}
 	}
 	return ctl.Reply{Seq: seq}
 }
@@ -110,7 +110,7 @@ func (c *terminalTalk) nextLocked(ev *stream.Event, next stream.Snapshot, now ti
 	if c.typePrompt != nil && next.State == stream.Waiting {
 		p := *c.typePrompt
 		c.typePrompt = nil
-		go c.typeText(p)
+		go c.typeText(p, time.Time{})
 	}
 	return next
 }
@@ -203,8 +203,15 @@ func (c *terminalTalk) outputLineLocked(line []byte, truncated bool, n int) {
 // typeText types text into the terminal and presses Enter, as a person would: text of several
 // lines as one bracketed paste, so that a TUI takes it as one message. Enter goes once the
 // program has echoed the text (or after a second), so that it is not taken as part of a paste.
-// It reports whether the program showed anything after Enter.
-func (c *terminalTalk) typeText(text string) (bool, error) {
+// It reports whether the program showed anything after Enter, within typeConfirm; the waits end
+// by by, when set: the time to answer the client (R38).
+func (c *terminalTalk) typeText(text string, by time.Time) (bool, error) {
+	within := func(d time.Duration) time.Duration {
+		if by.IsZero() {
+			return d
+		}
+		return max(min(d, time.Until(by)), 0)
+	}
 	text = strings.TrimRight(text, "\r\n") // the Enter is ours to press
 	b := []byte(text)
 	if strings.Contains(text, "\n") {
@@ -215,12 +222,12 @@ func (c *terminalTalk) typeText(text string) (bool, error) {
 	if err := c.term.input(b); err != nil {
 		return false, err
 	}
-	c.term.waitOutput(mark, time.Second)
+	c.term.waitOutput(mark, within(time.Second))
 	mark = c.term.mark()
 	if err := c.term.input([]byte{'\r'}); err != nil {
 		return false, err
 	}
-	return c.term.waitOutput(mark, typeConfirm), nil
+	return c.term.waitOutput(mark, within(typeConfirm)), nil
 }
 
 // typeConfirm bounds the wait for a program to show that it took what agt send typed.

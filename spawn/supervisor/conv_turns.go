@@ -39,17 +39,17 @@ func (c *turnsTalk) inputLocked(op string) string {
 	return ""
 }
 
-func (c *turnsTalk) deliverLocked(text string) (func() error, bool) {
+func (c *turnsTalk) deliverLocked(text string) (bool, error) {
 	if !c.between {
-		return nil, false // the turn's result came, its process is on its way out
+		return false, nil // the turn's result came, its process is on its way out
 	}
 	c.between = false // no process runs: the message starts the next one
 	c.msgs <- text
-	return nil, true
+	return true, nil
 }
 
-func (c *turnsTalk) replyLocked(*ctl.Permission, bool, bool, string) (func() error, error) {
-	return nil, errors.New("a conversation of turn processes asks no permission") // inputLocked refused
+func (c *turnsTalk) replyLocked(*ctl.Permission, bool, bool, string) error {
+	return errors.New("a conversation of turn processes asks no permission") // inputLocked refused
 }
 
 // interruptGrace is how long an interrupted turn process has to end before SIGTERM.
@@ -58,10 +58,10 @@ const interruptGrace = 2 * time.Second
 // interruptLocked stops the turn's process: SIGINT, as a person's Ctrl-C; SIGTERM if it takes
 // no notice (opencode ignores SIGINT without a terminal). Its end is then the turn's, not a
 // failure.
-func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
+func (c *turnsTalk) interruptLocked(time.Time) string {
 	s := c.s
 	if !s.alive {
-		return nil, fmt.Sprintf("%s is starting its turn; try again", s.spec.Name)
+		return fmt.Sprintf("%s is starting its turn; try again", s.spec.Name)
 	}
 	leader := s.leader
 	c.interrupted = true
@@ -74,7 +74,7 @@ func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
 			unix.Kill(-leader.PID, unix.SIGTERM)
 		}
 	})
-	return nil, ""
+	return ""
 }
 
 // closeLocked starts no next turn: nextTurn, or the main loop between turns, ends.
@@ -125,9 +125,9 @@ func (c *turnsTalk) nextTurn(sigs signals, exit *stream.Exit) (*generation, erro
 	s.mu.Lock()
 	s.recordExitLocked(exit, now)
 	var msg *string
-	if len(c.queue) > 0 {
-		m := c.queue[0]
-		c.queue = c.queue[1:]
+	if !c.q.empty() {
+		m := c.q.first()
+		c.q.deliveredLocked(s.seq)
 		msg = &m
 		s.beginLocked(now)
 	} else {

@@ -109,6 +109,13 @@ func (s *supervisor) emitError(msg string, fatal bool) {
 	s.flushLocked()
 }
 
+// errorLocked records an error event from the supervisor that the agent runs on after.
+func (s *supervisor) errorLocked(msg string) {
+	ev := stream.Event{Type: stream.TypeError, Message: msg, Source: stream.SourceSupervisor}
+	s.appendLocked(&ev, time.Now())
+	s.flushLocked()
+}
+
 // maxPending bounds the events held for one write.
 const maxPending = 256 << 10
 
@@ -311,6 +318,9 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 		if s.flushLocked(); len(s.pending) == 0 {
 			break
 		}
+		// The disk refuses the end: readers ask for it over the control channel until it
+		// takes it (state/endlock.go).
+		s.lock.EndKnown()
 		if s.lock.Check() != nil || !healable(s.writeErr) && time.Since(failing) > giveUpAfter {
 			// The record is gone, or no freed space will cure the error: the end is dropped,
 			// and counted, as a live write's would be.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -123,7 +124,9 @@ func (t *terminal) closed(ptmx *os.File) {
 	ptmx.Close()
 }
 
-// input writes keys to the program; an error when none runs.
+// input writes keys to the program; an error when none runs, or when it does not read them
+// within half the time of a control exchange: a program that reads nothing never holds a
+// request up past its answer (R38), nor its keys in memory (R36).
 func (t *terminal) input(p []byte) error {
 	t.mu.Lock()
 	f := t.ptmx
@@ -133,7 +136,13 @@ func (t *terminal) input(p []byte) error {
 	}
 	t.inMu.Lock()
 	defer t.inMu.Unlock()
-	_, err := f.Write(p)
+	wait := ctl.ExchangeTime() / 2
+	f.SetWriteDeadline(time.Now().Add(wait))
+	defer f.SetWriteDeadline(time.Time{})
+	n, err := f.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("its program took %d of %d bytes typed, and no more within %v", n, len(p), wait)
+	}
 	return err
 }
 

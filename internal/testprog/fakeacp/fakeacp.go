@@ -30,6 +30,10 @@ import (
 //	               turnN.allow.jsonl, turnN.reject.jsonl or turnN.cancelled.jsonl
 //	#hold          wait for session/cancel
 //	#crash         exit 1, unless DIR/crashed exists (it makes it): a crash, once
+//	#flood N KB    send N requests of a method agt does not offer, each named with KB
+//	               kilobytes, reading nothing meanwhile
+//	#askflood N KB request permission N times, each input KB kilobytes, waiting for nothing
+//	#waitfile F    wait until DIR/F exists
 //	#end REASON    answer the prompt with stopReason REASON
 //	#error CODE M  answer the prompt with a JSON-RPC error
 //
@@ -142,6 +146,24 @@ func Main() {
 					writeAtomic(filepath.Join(*dir, "crashed"), "1\n")
 					fmt.Fprintln(os.Stderr, "fakeacp: crashing mid-turn")
 					os.Exit(1)
+				}
+			case word == "#flood" || word == "#askflood":
+				var n, kb int
+				fmt.Sscan(arg, &n, &kb)
+				pad := strings.Repeat("x", kb<<10)
+				for i := 0; i < n; i++ {
+					if word == "#flood" {
+						send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"f%d","method":"fs/%s","params":{}}`, i, pad))
+						continue
+					}
+					send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"a%d","method":"session/request_permission","params":{"sessionId":"s-1","toolCall":{"toolCallId":"ft%d","name":"Bash","kind":"execute","status":"pending","rawInput":{"command":"echo %s"}},"options":[{"optionId":"yes","name":"Yes","kind":"allow_once"},{"optionId":"no","name":"No","kind":"reject_once"}]}}`, i, i, pad))
+				}
+			case word == "#waitfile":
+				for {
+					if _, err := os.Stat(filepath.Join(*dir, arg)); err == nil {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
 				}
 			case word == "#end":
 				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"stopReason":%q,"usage":{"inputTokens":10,"outputTokens":2,"totalTokens":12}}}`, id, arg))

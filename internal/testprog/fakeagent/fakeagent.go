@@ -178,7 +178,8 @@ func Main() {
 // DIR/turn.jsonl) replayed line by line. In a turn file, "#answer" waits for the control_response
 // to the permission request just printed, and replays DIR/turnN.allow.jsonl or
 // DIR/turnN.deny.jsonl by its behavior; "#wait" waits until DIR/go exists; "#hold" waits for a control_request interrupt, answers
-// it and ends the turn as Claude does (a failed result). It returns when stdin closes.
+// it and ends the turn as Claude does (a failed result). {{message}} in a line is the turn's
+// user message. It returns when stdin closes.
 func converseScripted(dir string) {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	read := func() ([]byte, bool) {
@@ -192,6 +193,7 @@ func converseScripted(dir string) {
 	}
 	out := bufio.NewWriter(os.Stdout)
 	turn := 0
+	message := "" // the text of the turn's user message, for {{message}} in the turn's lines
 	var play func(path string) bool
 	play = func(path string) bool {
 		b, err := os.ReadFile(path)
@@ -234,7 +236,7 @@ func converseScripted(dir string) {
 					return true
 				}
 			default:
-				out.WriteString(line)
+				out.WriteString(strings.ReplaceAll(line, "{{message}}", message))
 				out.Flush()
 			}
 		}
@@ -249,6 +251,11 @@ func converseScripted(dir string) {
 			continue
 		}
 		turn++
+		var m struct{ Message struct{ Content any } }
+		json.Unmarshal(line, &m)
+		text, _ := m.Message.Content.(string)
+		b, _ := json.Marshal(text)
+		message = string(b[1 : len(b)-1]) // as it goes inside a JSON string
 		path := filepath.Join(dir, fmt.Sprintf("turn%d.jsonl", turn))
 		if _, err := os.Stat(path); err != nil {
 			path = filepath.Join(dir, "turn.jsonl")

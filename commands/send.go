@@ -21,11 +21,12 @@ func sendCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "send",
 		Usage: "give a conversation agent its next turn, or type into a terminal agent",
-		UsageText: "agt send [--wait] [--queue] NAME MESSAGE|-\n" +
+		UsageText: "agt send [--wait] [--queue|--steer] NAME MESSAGE|-\n" +
 			"agt send --keys NAME KEYS\n\n" +
 			"Delivers a user message to an agent spawned with --converse that waits for input: the next\n" +
 			"turn of the same session. - reads the message from stdin. It refuses when the agent is busy,\n" +
-			"unless --queue, which delivers it when the running turn ends. The message is never written to\n" +
+			"unless --queue, which delivers it when the running turn ends, or --steer, which adds it to the\n" +
+			"running turn (a Codex conversation takes it there; others refuse). The message is never written to\n" +
 			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one,\n" +
 			"4 when the turn stops to ask you (a permission, a plan: agt approve or deny answers).\n" +
 			"To an agent spawned with --tty, MESSAGE is typed and Enter pressed (several lines as one\n" +
@@ -36,10 +37,12 @@ func sendCommand() *cli.Command {
 			"   agt send fix-auth 'now add a regression test'\n" +
 			"   agt send --wait fix-auth 'commit it' | jq -c 'select(.type==\"result\")'\n" +
 			"   git diff | agt send --queue review -\n" +
+			"   agt send --steer fix-auth 'leave the tests alone'\n" +
 			"   agt send --keys editor 'ihello<Esc>:w<Enter>'",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "wait", Usage: "print the turn's events and exit with how it ended"},
 			&cli.BoolFlag{Name: "queue", Usage: "deliver it when the running turn ends instead of refusing"},
+			&cli.BoolFlag{Name: "steer", Usage: "add it to the running turn instead of refusing (Codex)"},
 			&cli.BoolFlag{Name: "keys", Usage: "type KEYS into a terminal agent (spawn --tty), <Enter> and the like for keys"},
 			jsonFlag(),
 		},
@@ -68,6 +71,9 @@ func runSend(c *cli.Context) error {
 		}
 		msg = string(b)
 	}
+	if c.Bool("queue") && c.Bool("steer") {
+		return usagef(c, "--queue and --steer do not mix: the message waits for the turn's end, or goes into the turn")
+	}
 	if strings.TrimSpace(msg) == "" {
 		return usagef(c, "the message is empty; say something, or give it on stdin with -")
 	}
@@ -78,10 +84,13 @@ func runSend(c *cli.Context) error {
 	if err := checkBudget(c); err != nil {
 		return err
 	}
-	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue")) {
-		return usagef(c, "%s runs on a terminal, which has no turns to --wait or --queue for; agt send %s MESSAGE types it now", a.Name, a.Name)
+	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue") || c.Bool("steer")) {
+		return usagef(c, "%s runs on a terminal, which has no turns to --wait, --queue or --steer for; agt send %s MESSAGE types it now", a.Name, a.Name)
 	}
-	r, err := sendMessage(c.Context, a, msg, c.Bool("queue"))
+	r, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue"), Steer: c.Bool("steer")})
+	if err != nil {
+		err = controlError(a, err)
+	}
 	if err != nil {
 		return err
 	}

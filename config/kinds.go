@@ -16,12 +16,16 @@ var Formats = stream.Formats()
 // FormatACP is the Agent Client Protocol: agt is the client, over the agent's stdin and stdout.
 const FormatACP = "acp"
 
+// FormatCodexServer is Codex's app-server protocol (codex app-server): agt is its client too.
+const FormatCodexServer = "codex-app-server"
+
 // Stdin modes: "none" gives the agent /dev/null (Codex and opencode hang on an open pipe);
 // "prompt" gives it the prompt as a file it reads to the end, which keeps the prompt out of the
 // process table (argv is readable by every local user); "stream-json" keeps a pipe open and
 // writes the prompt to it as a Claude stream-json user message, so the agent serves turn after
-// turn and waits for input between them. "acp" is no mode to choose: every kind of format acp
-// has it (the protocol's pipe, kept open; prompts and answers are its requests).
+// turn and waits for input between them. "acp" is no mode to choose: every kind whose format is
+// a protocol (acp, codex-app-server: stream.IsProtocol) has it (the protocol's pipe, kept open;
+// prompts and answers are its requests).
 var StdinModes = []string{"none", "prompt", "stream-json"}
 
 // Stdin modes by name.
@@ -63,6 +67,11 @@ type Kind struct {
 	// SessionUUID: agt gives the agent a fresh UUID as $AGT_SESSION_ID at spawn, so its
 	// session is known before it speaks (Claude's --session-id).
 	SessionUUID bool `json:"session_uuid,omitempty"`
+	// ConverseStart, when set, is what a conversation of the kind runs instead: a program
+	// that speaks the protocol ConverseFormat on its stdin and stdout (Codex's app-server),
+	// through which prompts, permission answers and resumes go. One-shot runs keep Start.
+	ConverseStart  []string `json:"converse_start,omitempty"`
+	ConverseFormat string   `json:"converse_format,omitempty"`
 	// Install is the command that installs the kind's program, for the error when it is missing.
 	Install string `json:"install,omitempty"`
 	// TTY runs every spawn of the kind on a terminal of its own (spawn --tty): the agent's own
@@ -128,8 +137,12 @@ func Builtins() map[string]*Kind {
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
-			Install:   "npm i -g @openai/codex",
-			Start:     []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS"},
+			Install: "npm i -g @openai/codex",
+			Start:   []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS"},
+			// codex exec never asks (its policy is never): a conversation goes through the
+			// app-server, which asks for approvals, takes a message into a running turn and
+			// resumes threads.
+			ConverseStart: []string{"codex", "app-server", "$AGT_ARGS"}, ConverseFormat: FormatCodexServer,
 			TTYStart:  []string{"codex", "$AGT_ARGS"},
 			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
@@ -230,7 +243,7 @@ func (k *Kind) OnTTY() *Kind {
 	if len(k.TTYStart) > 0 {
 		t.Start, t.Resume = k.TTYStart, k.TTYResume
 	}
-	t.Format, t.Stdin, t.ConverseArgs, t.Converse = "text", StdinNone, nil, false
+	t.Format, t.Stdin, t.ConverseArgs, t.Converse, t.ConverseStart = "text", StdinNone, nil, false, nil
 	t.SessionUUID = uses(t.Start, "AGT_SESSION_ID")
 	return &t
 }
@@ -249,7 +262,7 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 		return nil, fmt.Errorf("agent kind %s has no start argv; set start in agt.toml or give the command after --", k.Name)
 	}
 	var extra []string
-	if x.Model != "" && !uses(tmpl, "AGT_MODEL") {
+	if x.Model != "" && !uses(tmpl, "AGT_MODEL") && !stream.ModelInProtocol(k.Format) {
 		if len(k.ModelArgs) == 0 {
 			return nil, fmt.Errorf("agent kind %s takes no --model (set model_args in agt.toml)", k.Name)
 		}
@@ -293,7 +306,7 @@ const (
 // prompt on stdin), or "" when it cannot.
 func (k *Kind) ConverseMode() string {
 	switch {
-	case StdinConverses(k.Stdin) || len(k.ConverseArgs) > 0:
+	case StdinConverses(k.Stdin) || len(k.ConverseArgs) > 0 || len(k.ConverseStart) > 0:
 		return ConverseStdin
 	case len(k.Resume) > 0 && (k.Stdin == StdinPrompt || NeedsPrompt(k.Resume)):
 		return ConverseTurns
@@ -304,19 +317,30 @@ func (k *Kind) ConverseMode() string {
 // CanConverse reports whether the kind can be a conversation at all.
 func (k *Kind) CanConverse() bool { return k.ConverseMode() != "" }
 
-// Conversing returns the kind as a spawn with --converse runs it: stdin stream-json.
+// Conversing returns the kind as a spawn with --converse runs it: stdin stream-json, or its
+// converse_start speaking its protocol.
 func (k *Kind) Conversing() *Kind {
 	if k.Stdin == StdinACP {
 		return k // a conversation already
 	}
 	c := *k
+	if len(k.ConverseStart) > 0 {
+		// Another program, whose protocol carries the prompts, the answers and the resumes:
+		// none of the one-shot argv's arguments apply to it.
+		c.Start, c.Format, c.Stdin = k.ConverseStart, k.ConverseFormat, StdinACP
+		c.Resume, c.ModelArgs, c.PlanArgs, c.AutoArgs, c.ConverseArgs, c.SandboxArgs = nil, nil, nil, nil, nil, nil
+		c.SessionUUID = uses(c.Start, "AGT_SESSION_ID")
+		return &c
+	}
 	c.Stdin = StdinStreamJSON
 	return &c
 }
 
 // TakesModel reports whether the kind can be told a model: its start argv names $AGT_MODEL, or
 // model_args says how.
-func (k *Kind) TakesModel() bool { return len(k.ModelArgs) > 0 || uses(k.Start, "AGT_MODEL") }
+func (k *Kind) TakesModel() bool {
+	return len(k.ModelArgs) > 0 || uses(k.Start, "AGT_MODEL") || stream.ModelInProtocol(k.Format)
+}
 
 // NeedsPrompt reports whether an argv template uses the prompt.
 func NeedsPrompt(tmpl []string) bool { return uses(tmpl, "AGT_PROMPT") }
@@ -423,7 +447,7 @@ func (k *Kind) CheckTokens() error {
 	for _, t := range Tokens {
 		vals[t] = ""
 	}
-	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs, k.TTYStart, k.TTYResume, k.SandboxArgs} {
+	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs, k.ConverseStart, k.TTYStart, k.TTYResume, k.SandboxArgs} {
 		for _, a := range tmpl {
 			if a == argsToken {
 				continue

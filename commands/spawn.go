@@ -446,6 +446,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 	if kind.SessionUUID {
 		opts.SessionID, opts.NewSession = spawn.NewSessionID(), true
 	}
+	opts.SessionFile, opts.ForgetsInterrupted = kind.SessionFile, kind.ForgetsInterrupted
 	return opts, cfg, nil
 }
 

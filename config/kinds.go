@@ -72,6 +72,13 @@ type Kind struct {
 	// through which prompts, permission answers and resumes go. One-shot runs keep Start.
 	ConverseStart  []string `json:"converse_start,omitempty"`
 	ConverseFormat string   `json:"converse_format,omitempty"`
+	// SessionFile is where the agent saves its session $AGT_SESSION_ID: a glob with ~ and
+	// ${VAR:-default} as in sandbox paths. A restart resumes a session whose file is there,
+	// though agt saw no reply in it (a terminal agent's replies are on its screen alone).
+	SessionFile string `json:"session_file,omitempty"`
+	// ForgetsInterrupted: the agent keeps nothing of a turn that agt interrupted, not even its
+	// prompt (gemini --acp): agt sends that prompt again, before the next message.
+	ForgetsInterrupted bool `json:"forgets_interrupted,omitempty"`
 	// Install is the command that installs the kind's program, for the error when it is missing.
 	Install string `json:"install,omitempty"`
 	// TTY runs every spawn of the kind on a terminal of its own (spawn --tty): the agent's own
@@ -121,6 +128,8 @@ func Builtins() map[string]*Kind {
 			// The Agent SDK's recipe: user turns and permission answers on stdin.
 			ConverseArgs: []string{"--input-format", "stream-json", "--permission-prompt-tool", "stdio"},
 			SessionUUID:  true,
+			// Where it saves them, for a resume of its TUI, which shows no reply as an event.
+			SessionFile: "${CLAUDE_CONFIG_DIR:-~/.claude}/projects/*/$AGT_SESSION_ID.jsonl",
 			// Its TUI opens in auto mode since 2.1.332, where it asks about nothing: in the mode
 			// that asks, its permission boxes come, and the state says so (a later
 			// --permission-mode, --plan's, wins).
@@ -182,6 +191,8 @@ func Builtins() map[string]*Kind {
 			Start: []string{"gemini", "--acp", "$AGT_ARGS"}, ModelArgs: []string{"-m", "$AGT_MODEL"},
 			Env:     map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 			Install: "npm i -g @google/gemini-cli", SandboxRW: geminiFiles,
+			// session/cancel drops the turn's prompt from its history.
+			ForgetsInterrupted: true,
 		},
 		"opencode-acp": {
 			Name: "opencode-acp", DisplayName: "opencode (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,

@@ -68,6 +68,10 @@ type Spec struct {
 	// NewSession: every fresh start gets a new random session id (Claude's --session-id).
 	NewSession  bool `json:"new_session,omitempty"`
 	PromptBytes int  `json:"prompt_bytes,omitempty"`
+	// SessionFile is where the agent saves its session $AGT_SESSION_ID (config.Kind).
+	SessionFile string `json:"session_file,omitempty"`
+	// ForgetsInterrupted: the agent keeps nothing of a turn agt interrupted (config.Kind).
+	ForgetsInterrupted bool `json:"forgets_interrupted,omitempty"`
 	// The restart policy: on-failure, always or never, and its timings.
 	Restart         string   `json:"restart,omitempty"`
 	MaxRestarts     int      `json:"max_restarts"`

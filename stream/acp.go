@@ -173,6 +173,7 @@ func (a *ACP) Prompt(text string) {
 	params := AppendString([]byte(`{"sessionId":`), a.sessionID)
 	params = AppendString(append(params, `,"prompt":[{"type":"text","text":`...), text)
 	a.promptID = a.call("session/prompt", append(params, "}]}"...))
+	a.replaying = false // what comes now is the turn's
 }
 
 // Answer answers the permission request id: allow picks the option of kind allow_once (or

@@ -207,9 +207,9 @@ func (a *ACP) answer(dst []Event, line []byte, id int64, result, errv gjson.Resu
 	case "initialize":
 		a.initialized(result)
 	case "session/new", "session/load", "session/resume":
-		if method == "session/load" {
-			a.replaying = false
-		}
+		// After session/load the replay goes on until the next prompt: Gemini answers first
+		// and replays after (its streamHistory is not awaited), where the protocol has the
+		// replay come before the answer.
 		sid := result.Get("sessionId")
 		if method != "session/new" {
 			sid = gjson.Result{Type: gjson.String, Str: a.resume}
@@ -297,10 +297,11 @@ func (a *ACP) refused(dst []Event, method string, id int64, errv gjson.Result) [
 	case "initialize", "session/new":
 		a.fail(code, fmt.Sprintf("%s (code %d)", ev.Message, code))
 	case "session/load", "session/resume":
-		// The session is gone: a new one instead, which is no failure of the run.
+		// The session is gone: a new one instead, which is no failure of the run, but one
+		// that knows nothing of what was said before.
 		a.replaying = false
 		ev.Fatal, ev.Class = false, ClassSession
-		ev.Message = fmt.Sprintf("%s; a new session instead", ev.Message)
+		ev.Message = fmt.Sprintf("%s of session %s failed: %s; a new session instead, which has none of the conversation so far", method, a.resume, strings.TrimPrefix(ev.Message, method+" failed: "))
 		a.resume = ""
 		a.call("session/new", append(AppendString([]byte(`{"cwd":`), a.cwd), `,"mcpServers":[]}`...))
 	case "session/set_mode":

@@ -29,6 +29,11 @@ type acpTalk struct {
 	tail  []string      // the last stderr lines of the run, for a connection error
 	ready bool          // connect has returned: a later failure ends the run
 	ended bool          // ...which it did
+	// The prompt of the turn under way, and whether agt interrupted it; lost is the prompt of
+	// an interrupted turn that the agent kept nothing of (spec ForgetsInterrupted), which goes
+	// again before the next message. In memory only: prompts never reach the log.
+	turnText, lost string
+	cancelled      bool
 }
 
 // protocol is the client of a protocol spoken on the agent's stdin and stdout: stream.ACP. Any
@@ -72,9 +77,27 @@ func (c *acpTalk) inputLocked(string) string {
 }
 
 func (c *acpTalk) deliverLocked(text string) (func() error, bool) {
+	if c.lost != "" {
+		text, c.lost = c.lost+"\n\n"+text, ""
+	}
+	c.turnText, c.cancelled = text, false
 	c.p.Prompt(text)
 	c.flushLocked()
 	return nil, true
+}
+
+// turnEndedLocked: an interrupted turn of an agent that keeps nothing of one (gemini --acp drops
+// its prompt from the session) leaves its prompt to go again before the next message, and the
+// log says so; then the turn's end is as for every conversation.
+func (c *acpTalk) turnEndedLocked(now time.Time) {
+	if c.cancelled && c.s.spec.ForgetsInterrupted && c.turnText != "" {
+		c.lost = c.turnText
+		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
+			Message: fmt.Sprintf("%s keeps nothing of an interrupted turn: its prompt (%d bytes) goes again, before the next message", c.s.spec.Kind, len(c.lost))}
+		c.s.appendLocked(&ev, now)
+	}
+	c.turnText, c.cancelled = "", false
+	c.talk.turnEndedLocked(now)
 }
 
 // replyLocked answers by the option of the kind asked for, by its kind: ids differ from agent
@@ -124,7 +147,9 @@ func (c *acpTalk) startedLocked(fds stdio, p startPlan, resume string) {
 	}
 	c.in, c.w = fds.in, newLineWriter(fds.in)
 	c.p.Connect(c.s.spec.Cwd, resume)
+	c.turnText, c.cancelled = "", false
 	if p.prompt != nil {
+		c.turnText = *p.prompt
 		c.p.Prompt(*p.prompt)
 	}
 	c.tail = c.tail[:0]
@@ -181,6 +206,7 @@ func (c *acpTalk) flushLocked() { c.w.send(c.p.Lines()) }
 // (the log records each as denied) and session/cancel goes out.
 func (c *acpTalk) cancelLocked(now time.Time) {
 	s := c.s
+	c.cancelled = c.cancelled || c.p.Open()
 	for _, id := range c.p.Cancel() {
 		if p, ok := s.perms[id]; ok {
 			ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}

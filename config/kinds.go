@@ -161,11 +161,13 @@ func Builtins() map[string]*Kind {
 		"opencode": {
 			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: StdinPrompt,
 			Install: "npm i -g opencode-ai",
-			// Its errors on stderr: the stream says only "Unexpected server error" for an
-			// unknown model, its log says ProviderModelNotFoundError.
-			Start:     []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "$AGT_ARGS"},
+			// Its log on stderr: the stream says only "Unexpected server error" for an unknown
+			// model, its log says ProviderModelNotFoundError; and its stdout is silent until a
+			// step ends, where its log tells of the session it opened and each model request
+			// it retries (stream/opencode_log.go).
+			Start:     []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "INFO", "$AGT_ARGS"},
 			TTYStart:  []string{"opencode", "$AGT_ARGS"},
-			Resume:    []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
+			Resume:    []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "INFO", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--agent", "plan"},
 			// Inside a sandbox: its files, and every permission approved.
@@ -196,7 +198,9 @@ func Builtins() map[string]*Kind {
 		},
 		"opencode-acp": {
 			Name: "opencode-acp", DisplayName: "opencode (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
-			Start: []string{"opencode", "acp", "$AGT_ARGS"}, Install: "npm i -g opencode-ai",
+			// Its log on stderr is where a retried model request shows (opencode_retry.go).
+			Start:   []string{"opencode", "acp", "--print-logs", "--log-level", "ERROR", "$AGT_ARGS"},
+			Install: "npm i -g opencode-ai",
 			// opencode runs its tools without asking unless told to ask, and its ACP session has
 			// no mode to set: agt answers its permissions, so it asks for each.
 			Env:       map[string]string{"OPENCODE_PERMISSION": OpencodeAsks},

@@ -388,6 +388,19 @@ func acpUsage(result gjson.Result) *Usage {
 	return &u
 }
 
+// DecodeStderr implements Decoder: every line is evidence of a failure; one that says the agent
+// retries a failed model request (opencode acp, run with --print-logs) is a retry notice of the
+// turn under way. The other ACP agents say nothing while they retry (see docs/compat.md).
+func (a *ACP) DecodeStderr(dst []Event, line []byte) []Event {
+	a.evidence.stderrLine(line)
+	if ev, ok := opencodeRetry(line, a.retries+1); ok && a.promptID != 0 {
+		a.retries++
+		a.evidence.sawEvents([]Event{ev})
+		dst = append(a.flushText(dst), ev)
+	}
+	return dst
+}
+
 // End implements Decoder: a turn left open gets a failed result; a connection that failed says
 // why.
 func (a *ACP) End(dst []Event, exit Exit) ([]Event, Failure) {

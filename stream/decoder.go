@@ -28,6 +28,14 @@ type Decoder interface {
 	End(dst []Event, exit Exit) ([]Event, Failure)
 }
 
+// A LogReader is a Decoder that reads the agent's own log on its stderr (opencode's): Routine
+// reports whether a line is a routine entry of it, which DecodeStderr has turned into what it
+// means (a session event, or nothing), so that no stderr event is written for it. stderr.log
+// keeps every line.
+type LogReader interface {
+	Routine(line []byte) bool
+}
+
 // SessionResumer is a Decoder of running totals for a session (Codex's usage is cumulative for
 // the thread), which reports each turn as the difference from the last total. SessionTotal is
 // the last total the agent reported for session id; told where a session's total stood when an

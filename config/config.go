@@ -132,6 +132,10 @@ type kindFile struct {
 	// protocol (Kind.ConverseStart).
 	ConverseStart  []string `toml:"converse_start"`
 	ConverseFormat *string  `toml:"converse_format"`
+	// busy_screen, retry_screen and error_screen: Kind.BusyScreen and the rest.
+	BusyScreen  *string `toml:"busy_screen"`
+	RetryScreen *string `toml:"retry_screen"`
+	ErrorScreen *string `toml:"error_screen"`
 }
 
 // parseSize reads "64MiB", "512KiB", "1GiB" or a number of bytes.
@@ -552,7 +556,9 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 		key string
 		v   *string
 		dst *string
-	}{{"input_screen", kf.InputScreen, &k.InputScreen}, {"permission_screen", kf.PermScreen, &k.PermissionScreen}} {
+	}{{"input_screen", kf.InputScreen, &k.InputScreen}, {"permission_screen", kf.PermScreen, &k.PermissionScreen},
+		{"busy_screen", kf.BusyScreen, &k.BusyScreen}, {"retry_screen", kf.RetryScreen, &k.RetryScreen},
+		{"error_screen", kf.ErrorScreen, &k.ErrorScreen}} {
 		if re.v == nil {
 			continue
 		}

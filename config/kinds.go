@@ -92,6 +92,16 @@ type Kind struct {
 	// permission instead of plain quiet.
 	InputScreen      string `json:"input_screen,omitempty"`
 	PermissionScreen string `json:"permission_screen,omitempty"`
+	// BusyScreen, RetryScreen and ErrorScreen are regular expressions over the whole screen:
+	// one that shows the agent at work though its screen stands still but for a spinner
+	// (running, however long it is quiet; stalled past stall_after); one that shows it
+	// retrying a failed model request (running, reason retrying; its groups
+	// msg and attempt, when it has them, the message and the attempt), and one that shows a
+	// failure the agent gave up on (its group msg the message: an error event, and the status's
+	// error, while the screen shows it).
+	BusyScreen  string `json:"busy_screen,omitempty"`
+	RetryScreen string `json:"retry_screen,omitempty"`
+	ErrorScreen string `json:"error_screen,omitempty"`
 	// Sandbox and SandboxNet, when set, override the top-level sandbox and sandbox_net for
 	// the kind (see Config). SandboxRW and SandboxRO are the paths an agent of the kind reads
 	// and writes, or only reads, inside a sandbox besides its workspace, in the form
@@ -141,6 +151,12 @@ func Builtins() map[string]*Kind {
 			// "shift+tab to cycle".
 			PermissionScreen: `Do you want to (proceed|make this edit|create|allow)`,
 			InputScreen:      `\? for shortcuts|shift\+tab to cycle`,
+			// 2.1.332 retries a failed request under its spinner ("✻ 401 invalid x-api-key ·
+			// retrying in 8s · attempt 6/10"), and shows what it gave up on under the prompt
+			// ("⎿  Invalid API key · Fix external API key", "⎿  API Error: 500 …").
+			BusyScreen:  `esc to interrupt`,
+			RetryScreen: `(?m)^\S+[ \x{a0}]+(?P<msg>[^\n]+?) · retrying in \d+s · attempt (?P<attempt>\d+)/\d+`,
+			ErrorScreen: `(?m)^ *⎿[ \x{a0}]+(?P<msg>(?:API Error|Invalid API key|Credit balance is too low|Request timed out|Prompt is too long)[^\n]*)`,
 			// Inside a sandbox: its files, and no permission prompts.
 			SandboxRW: claudeFiles, SandboxArgs: []string{"--dangerously-skip-permissions"},
 		},

@@ -89,6 +89,9 @@ type Spec struct {
 	Cols             int    `json:"cols,omitempty"`
 	InputScreen      string `json:"input_screen,omitempty"`
 	PermissionScreen string `json:"permission_screen,omitempty"`
+	BusyScreen       string `json:"busy_screen,omitempty"`
+	RetryScreen      string `json:"retry_screen,omitempty"`
+	ErrorScreen      string `json:"error_screen,omitempty"`
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`

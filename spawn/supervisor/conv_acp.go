@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agt/config"
+	"agt/pids"
 	"agt/spawn/ctl"
 	"agt/stream"
 )
@@ -26,6 +27,7 @@ type acpTalk struct {
 	in    *os.File      // the running generation's stdin; nil before the first start
 	w     *lineWriter   // writes p's lines to in
 	kick  chan struct{} // a line was decoded: connect looks again
+	heard int           // lines of output, stdout and stderr: signs of work, for connect
 	tail  []string      // the last stderr lines of the run, for a connection error
 	ready bool          // connect has returned: a later failure ends the run
 	ended bool          // ...which it did
@@ -167,6 +169,7 @@ func (c *acpTalk) begin(g *generation, fds stdio) error {
 // line's answers go out, a connection being made hears of it, and a session that could not be
 // opened after spawn returned (the agent refused session/new) ends the run.
 func (c *acpTalk) lineLocked(line []byte, stderr bool) {
+	c.heard++
 	if stderr {
 		c.keepStderrLocked(line)
 		return
@@ -240,7 +243,13 @@ func (c *acpTalk) keepStderrLocked(line []byte) {
 // errStoppedConnecting says a stop came while the supervisor waited for the handshake.
 var errStoppedConnecting = errors.New("stopped while connecting")
 
-// connect waits until the agent has answered initialize (within connect_timeout, default 30 s)
+// connectWorkLimit bounds how many connect timeouts in a row an agent that works (on a
+// processor, or writing) without answering initialize is given.
+const connectWorkLimit = 10
+
+// connect waits until the agent has answered initialize (within connect_timeout, default 30 s,
+// of no sign of work: an agent that spends processor time or writes lines meanwhile, as a Node
+// CLI loading on a busy machine does, is given the time again, up to connectWorkLimit times)
 // and then until its session is open (within as long again; past that the agent goes on and
 // the session event comes when it comes). When the agent does not answer, answers with what is
 // not ACP, refuses, or exits, the run's whole tree is killed and the error says why, with its
@@ -254,6 +263,7 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	answered := false
+	work, worked := c.work(), 0
 	var why string
 	for why == "" {
 		s.mu.Lock()
@@ -288,7 +298,16 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 				c.setReady() // slow to open its session, but it speaks ACP: go on
 				return nil
 			}
-			why = fmt.Sprintf("no answer to initialize within %v (connect_timeout in agt.toml)", timeout)
+			now := c.work()
+			switch {
+			case now == work:
+				why = fmt.Sprintf("no answer to initialize within %v, and no sign of work from it (connect_timeout in agt.toml)", timeout)
+			case worked+1 >= connectWorkLimit:
+				why = fmt.Sprintf("no answer to initialize within %v, though it kept working (%d × connect_timeout in agt.toml)", time.Duration(connectWorkLimit)*timeout, connectWorkLimit)
+			default:
+				work, worked = now, worked+1
+				t.Reset(timeout) // still loading: as long again
+			}
 		}
 	}
 	// The run is over: its whole tree goes, and the client is ready for the next.
@@ -307,6 +326,17 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 		return fmt.Errorf("%s: %w", msg, errStoppedConnecting)
 	}
 	return errors.New(msg)
+}
+
+// work is how much the agent has done so far, for connect to tell a slow start from a hung
+// one: its processor time, in clock ticks, plus the lines it wrote.
+func (c *acpTalk) work() uint64 {
+	s := c.s
+	s.mu.Lock()
+	leader, heard := s.leader, c.heard
+	s.mu.Unlock()
+	cpu, _ := pids.CPU(leader)
+	return cpu + uint64(heard)
 }
 
 func (c *acpTalk) setReady() {

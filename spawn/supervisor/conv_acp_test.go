@@ -241,7 +241,7 @@ func TestACPConnectFails(t *testing.T) {
 		a := startAgent(t, s, false, nil)
 		a.heard()
 		a.hangUp()
-		if err := <-a.begun; err == nil || !strings.Contains(err.Error(), "no answer to initialize within 50ms (connect_timeout in agt.toml)") {
+		if err := <-a.begun; err == nil || !strings.Contains(err.Error(), "no answer to initialize within 50ms, and no sign of work from it (connect_timeout in agt.toml)") {
 			t.Fatalf("begin: %v", err)
 		}
 	})

@@ -41,6 +41,8 @@ func TestMain(m *testing.M) {
 			if os.Getenv("AGT_TEST_GROUP_KILL_ONLY") == "1" {
 				spawn.TestHooks.GroupKillOnly = true
 			}
+			// Test-only hook: no cgroups, to prove what the sweeps by pid do alone.
+			spawn.TestHooks.NoCgroup = os.Getenv("AGT_TEST_NO_CGROUP") == "1"
 			if d, err := time.ParseDuration(os.Getenv("AGT_TEST_RAN_FOR")); err == nil {
 				spawn.TestHooks.RanFor = d
 			}
@@ -74,15 +76,18 @@ func TestMain(m *testing.M) {
 		"jj":        fakeJJ,
 		"stdiotap":  stdioTap,
 		"webhook":   webhookSink,
+		"httpc":     httpc,
 	})
 }
 
 func TestScripts(t *testing.T) {
 	t.Parallel() // beside TestRealAgents, which waits on real agents most of its time
+	t.Cleanup(stopSSHHosts)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
+		Condition:           scriptCondition,
 		Setup: func(env *testscript.Env) error {
 			marker := fmt.Sprintf("%s-%d-%d", filepath.Base(env.WorkDir), os.Getpid(), time.Now().UnixNano())
 			env.Setenv(testMarker, marker)
@@ -105,29 +110,37 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			// The race detector sleeps a second at every exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
-			env.Defer(func() { killMarked(testMarker + "=" + marker) })
-			return nil
+			env.Defer(func() {
+				killMarked(testMarker + "=" + marker)
+				endCgroups(filepath.Join(env.WorkDir, "run"))
+			})
+			return setupHostScript(env, marker)
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){
-			"waitfile":  cmdWaitFile,
-			"waitevent": cmdWaitEvent,
-			"waitstate": cmdWaitState,
-			"jsonl":     cmdJSONL,
-			"gone":      cmdGone,
-			"alive":     cmdAlive,
-			"signal":    cmdSignal,
-			"validlog":  cmdValidLog,
-			"maxrss":    cmdMaxRSS,
-			"seqs":      cmdSeqs,
-			"ptyclose":  cmdPtyClose,
-			"tty":       cmdTTY,
-			"fdcount":   cmdFDCount,
-			"procs":     cmdProcs,
-			"spread":    cmdSpread,
-			"nozombies": cmdNoZombies,
-			"plainagt":  cmdPlainAgt,
-			"term":      cmdTerm,
-			"filesize":  cmdFileSize,
+			"waitfile":   cmdWaitFile,
+			"waitevent":  cmdWaitEvent,
+			"waitstate":  cmdWaitState,
+			"jsonl":      cmdJSONL,
+			"gone":       cmdGone,
+			"alive":      cmdAlive,
+			"signal":     cmdSignal,
+			"validlog":   cmdValidLog,
+			"maxrss":     cmdMaxRSS,
+			"seqs":       cmdSeqs,
+			"ptyclose":   cmdPtyClose,
+			"tty":        cmdTTY,
+			"fdcount":    cmdFDCount,
+			"procs":      cmdProcs,
+			"spread":     cmdSpread,
+			"nozombies":  cmdNoZombies,
+			"plainagt":   cmdPlainAgt,
+			"term":       cmdTerm,
+			"filesize":   cmdFileSize,
+			"signalproc": cmdSignalProc,
+			"waitprocs":  cmdWaitProcs,
+			"termclean":  cmdTermClean,
+			"inotifies":  cmdInotifies,
+			"cgroupgone": cmdCgroupGone,
 		},
 	})
 }
@@ -648,20 +661,11 @@ func cmdProcs(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	re, err := regexp.Compile(args[1])
 	ts.Check(err)
-	marker := testMarker + "=" + ts.Getenv(testMarker)
 	var found []string
 	matching := func() bool {
-		procs, err := pids.Scan()
-		ts.Check(err)
 		found = found[:0]
-		for _, p := range procs {
-			if p.State == 'Z' || p.State == 'X' || !pids.HasEnv(p.PID, marker) {
-				continue
-			}
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
-			if cmd := strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " ")); err == nil && re.MatchString(cmd) {
-				found = append(found, fmt.Sprintf("%d %s", p.PID, cmd))
-			}
+		for pid, cmd := range scriptProcs(ts, re) {
+			found = append(found, fmt.Sprintf("%d %s", pid, cmd))
 		}
 		return len(found) == want
 	}

@@ -144,6 +144,7 @@ func TestRealAgents(t *testing.T) {
 				}
 				// Stop the agents first, so no client is left talking to a closed mock.
 				killMarked(testMarker + "=" + marker)
+				endCgroups(filepath.Join(env.WorkDir, "run"))
 				if s := env.Values[mockKey{}].(*mockSlot); s.m != nil {
 					s.m.Close()
 				}

@@ -5,6 +5,7 @@ package commands
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -18,20 +19,24 @@ func New(version string) *cli.App {
 		Usage:   "run AI coding agents the Unix way",
 		Version: info.String(),
 		UsageText: "agt [--run-dir DIR] COMMAND [flags] [NAME...]\n\n" +
+			"A NAME is an agent here, or HOST:NAME one on a host that ssh reaches; --host HOST,...\n" +
+			"runs a command on hosts (docs/hosts.md).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt spawn demo -- sh -c 'echo hello; sleep 30'\n" +
 			"   agt ps\n" +
 			"   agt tail -f demo\n" +
-			"   agt stop demo",
+			"   agt stop demo\n" +
+			"   agt ps --host all            # this machine and every host of [hosts], with a HOST column",
 		Flags: []cli.Flag{runDirFlag()},
 		Commands: []*cli.Command{
 			spawnCommand(), psCommand(), stopCommand(), tailCommand(), waitCommand(),
 			restartCommand(), reapCommand(), agentsCommand(), rmCommand(), superviseCommand(),
 			sendCommand(), attachCommand(), approveCommand(), denyCommand(), interruptCommand(), permissionsCommand(), doctorCommand(),
 			logsCommand(), inspectCommand(), workspacesCommand(), completionCommand(), versionCommand(info),
-			diffCommand(), mergeCommand(), topCommand(),
+			diffCommand(), mergeCommand(), topCommand(), serveCommand(),
 		},
 		DisableSliceFlagSeparator: true,
+		ErrWriter:                 safeFile{os.Stderr}, // diagnostics quote agents: escaped (R35)
 		// Only main exits.
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   usageError,
@@ -56,6 +61,7 @@ func New(version string) *cli.App {
 			onUsage(cmd.Subcommands)
 		}
 	}
+	addHosts(app)
 	onUsage(app.Commands)
 	return app
 }

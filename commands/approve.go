@@ -8,6 +8,7 @@ import (
 
 	"agt/spawn"
 	"agt/state"
+	"agt/termsafe"
 )
 
 func approveCommand() *cli.Command {
@@ -85,7 +86,7 @@ func answered(name, op string, r *spawn.Reply) string {
 	if op == spawn.OpDeny {
 		verb = "denied"
 	}
-	return fmt.Sprintf("%s %s %s (%s)", verb, name, termSafe(r.Tool), termSafe(r.ID))
+	return fmt.Sprintf("%s %s %s (%s)", verb, name, termsafe.Text(r.Tool), termsafe.Text(r.ID))
 }
 
 // interruptTurn cancels a's running turn: agt interrupt, and top's key.

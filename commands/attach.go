@@ -26,7 +26,9 @@ func attachCommand() *cli.Command {
 			"size follows yours (the last client to resize wins when several are attached). The detach keys\n" +
 			"(Ctrl-\\, or detach_keys in agt.toml) leave it running; attach again to come back. An agent not\n" +
 			"on a terminal is shown read-only, as agt tail -f shows it. Exit status: 0 after a detach, the\n" +
-			"agent's own when it ends while attached, 1 when it cannot attach.\n\n" +
+			"agent's own when it ends while attached, 1 when it cannot attach. Raw: the program's\n" +
+			"output reaches your terminal as it wrote it, escape sequences and all (it draws its screen\n" +
+			"with them), so attach only to what you would run in that terminal yourself.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt spawn --tty --detach --agent claude helper   # then, whenever:\n" +
 			"   agt attach helper\n" +

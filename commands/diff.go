@@ -189,7 +189,7 @@ func diffTable(rows []diffRow) ([]string, [][]string) {
 		}
 		out[i] = []string{r.Name, r.State, strconv.Itoa(len(r.Files)), "+" + strconv.Itoa(r.Insertions),
 			"-" + strconv.Itoa(r.Deletions), count(r.Commits), strconv.Itoa(len(r.Uncommitted)), merged, cost,
-			dash(escapeText(oneLine(r.Result, 60)))}
+			dash(oneLine(r.Result, 60))}
 	}
 	return header, out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/state"
+	"agt/termsafe"
 )
 
 func runDirFlag() cli.Flag {
@@ -108,9 +109,10 @@ func warn(c *cli.Context, verb, name string, err error) {
 	PrintError(c.App.ErrWriter, fmt.Sprintf("%s %s: %v", verb, name, err))
 }
 
-// PrintError writes an error message to w, each of its lines (hints too) prefixed "agt: ".
+// PrintError writes an error message to w, each of its lines (hints too) prefixed "agt: ", and
+// what an agent wrote in it (a reason, a tool's name) escaped.
 func PrintError(w io.Writer, msg string) {
-	for _, line := range strings.Split(msg, "\n") {
+	for _, line := range strings.Split(termsafe.Text(msg), "\n") {
 		fmt.Fprintf(w, "agt: %s\n", line)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func inspectCommand() *cli.Command {
@@ -77,6 +78,9 @@ type inspectRecord struct {
 	MaxRestarts int            `json:"max_restarts"`
 	StopTimeout string         `json:"stop_timeout"`
 	Files       inspectFiles   `json:"files"`
+	// Conversation: it takes turns (--converse, ACP kinds): spawn --wait over a host waits
+	// for its first turn, not its end.
+	Conversation bool `json:"conversation,omitempty"`
 }
 
 // inspectFields are the fields inspect prints, for its --format help and templates.
@@ -108,7 +112,7 @@ type inspectFiles struct {
 func inspect(a *state.Agent) *inspectResult {
 	st := spawn.Observe(a)
 	r := &inspectResult{Status: st, inspectRecord: inspectRecord{
-		Cwd: st.Dir, Env: []string{},
+		Cwd: st.Dir, Env: []string{}, Conversation: conversation(a),
 		Files: inspectFiles{
 			Dir: a.Dir, Spec: a.Path(state.SpecFile), Status: a.Path(state.StatusFile),
 			Events: a.Path(state.EventsFile), Stdout: a.Path(state.StdoutLog),
@@ -159,7 +163,9 @@ func (r *inspectResult) print(out *output) error {
 	home, _ := os.UserHomeDir()
 	now := time.Now()
 	tw := tabwriter.NewWriter(out.w, 0, 4, 2, ' ', 0)
-	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...) }
+	row := func(k, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t%s\n", k, termsafe.Line(fmt.Sprintf(format, args...))) // a record holds what an agent wrote
+	}
 	state := r.State
 	if r.Reason != "" {
 		state += " (" + r.Reason + ")"

@@ -3,12 +3,13 @@ package commands
 import (
 	"bytes"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"agt/termsafe"
 )
 
 // liveStatus is the one line a command that waits shows on a terminal, so that no wait is
@@ -34,11 +35,11 @@ const statusAfter = time.Second
 // startStatus starts the status line of a wait on w (the command's stderr); nil, which does
 // nothing, when w is not a terminal.
 func startStatus(w io.Writer, what func() string) *liveStatus {
-	f, ok := w.(*os.File)
-	if !ok || !isTerminal(w) {
+	f, ok := rawFile(w) // the line's \r and erase are agt's own; what it shows is escaped
+	if !ok || !isTerminal(f) {
 		return nil
 	}
-	s := &liveStatus{w: w, fd: int(f.Fd()), what: what, start: time.Now(), stopC: make(chan struct{}), doneC: make(chan struct{})}
+	s := &liveStatus{w: f, fd: int(f.Fd()), what: what, start: time.Now(), stopC: make(chan struct{}), doneC: make(chan struct{})}
 	go s.run()
 	return s
 }
@@ -61,7 +62,7 @@ func (s *liveStatus) run() {
 // line is the status line: what, the elapsed time, and the last line of output, cut to the
 // terminal's width.
 func (s *liveStatus) line() string {
-	text := "agt: " + s.what() + " · " + humanDuration(time.Since(s.start).Truncate(time.Second))
+	text := "agt: " + termsafe.Line(s.what()) + " · " + humanDuration(time.Since(s.start).Truncate(time.Second))
 	if s.detail != "" {
 		text += " · " + s.detail
 	}

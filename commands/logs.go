@@ -24,7 +24,10 @@ func logsCommand() *cli.Command {
 			"Prints what the agent wrote to its stdout (--stderr: its stderr), byte for byte, from\n" +
 			"the capped copies agt keeps (stdout.log, rotated at 8 MiB). -f keeps printing what it\n" +
 			"writes until it ends. For an agent on a terminal (spawn --tty), what its terminal showed,\n" +
-			"escape sequences and all (tty.log). For the decoded events, see agt tail.\n\n" +
+			"escape sequences and all (tty.log). Raw: unlike every other command, it passes the\n" +
+			"agent's bytes, control characters and escape sequences included, to your terminal as they\n" +
+			"are; pipe it (| cat -v, | less) to read an agent you do not trust. For the decoded\n" +
+			"events, escaped, see agt tail.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt logs build\n" +
 			"   agt logs -n 50 --stderr build\n" +

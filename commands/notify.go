@@ -12,7 +12,7 @@ func notifySpec(n config.Notify) *state.NotifySpec {
 	if !desktop && n.Webhook == "" {
 		return nil
 	}
-	return &state.NotifySpec{Desktop: desktop, Webhook: n.Webhook, MinInterval: state.Duration(n.MinInterval)}
+	return &state.NotifySpec{Desktop: desktop, Webhook: n.Webhook, MinInterval: state.Duration(n.MinInterval), Link: n.Link}
 }
 
 // conversation reports whether a is a conversation agent (ACP, --converse), which waits for

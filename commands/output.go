@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // Output modes, in the order they are chosen: --json, --format, a terminal, else NDJSON.
@@ -242,11 +243,47 @@ func toJSON(v any) (string, error) {
 }
 
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(interface{ Fd() uintptr }) // an *os.File, or stderr made safe
 	if !ok {
 		return false
 	}
 	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+// safeCell is a table's cell with what an agent wrote escaped (termsafe.Line). A cell agt
+// coloured itself (stateCell: one of its colours, the text, a reset) keeps its colour, and the
+// text inside is escaped.
+func safeCell(c string) string {
+	if inner, ok := strings.CutSuffix(c, sgrReset); ok {
+		for _, sgr := range []string{"\x1b[39m", sgrYellow, sgrRed, sgrGreen, sgrBold, sgrDim} {
+			if text, ok := strings.CutPrefix(inner, sgr); ok {
+				return sgr + termsafe.Line(text) + sgrReset
+			}
+		}
+	}
+	return termsafe.Line(c)
+}
+
+// rawFile is the file w writes to, for agt's own control sequences (a status line redrawn in
+// place): stderr behind safeFile too. What such a line shows of an agent it escapes itself.
+func rawFile(w io.Writer) (*os.File, bool) {
+	if sf, ok := w.(safeFile); ok {
+		return sf.File, true
+	}
+	f, ok := w.(*os.File)
+	return f, ok
+}
+
+// safeFile is a file that what agt writes reaches escaped (termsafe.Text): stderr, where
+// diagnostics quote agents' words, states' reasons and tool names. agt's own sequences there
+// (the status line) go to the file itself (rawFile).
+type safeFile struct{ *os.File }
+
+func (f safeFile) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(f.File, termsafe.Text(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // item writes one item in JSON or template mode. raw, when not nil, is v's JSON already (one
@@ -278,7 +315,8 @@ func (o *output) item(v any, raw []byte) error {
 				return err
 			}
 		}
-		if _, err := o.w.Write(raw); err != nil {
+		// encoding/json and a record's own files leave C1 controls raw: escaped (R35).
+		if _, err := o.w.Write(termsafe.JSON(raw)); err != nil {
 			return err
 		}
 		_, err := o.w.Write([]byte{'\n'})
@@ -313,10 +351,13 @@ func (o *output) templateData(v any, raw []byte) (map[string]any, error) {
 }
 
 // withAliases adds the alias of every key of every object in v, makes nulls empty strings (a
-// template prints a nil as "<no value>"), and numbers int64 when whole, else float64, so that
-// templates compare them with constants (ge .delay_ms 800).
+// template prints a nil as "<no value>"), numbers int64 when whole, else float64, so that
+// templates compare them with constants (ge .delay_ms 800), and strings safe for a terminal:
+// what an agent wrote is shown, never acted on (R35).
 func withAliases(v any) any {
 	switch v := v.(type) {
+	case string:
+		return termsafe.Text(v)
 	case json.Number:
 		if n, err := v.Int64(); err == nil {
 			return n
@@ -353,8 +394,13 @@ func withAliases(v any) any {
 func (o *output) table(header []string, rows [][]string) error {
 	tw := tabwriter.NewWriter(o.w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	cells := make([]string, 0, len(header))
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		cells = cells[:0]
+		for _, c := range r {
+			cells = append(cells, safeCell(c))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
 }
@@ -370,7 +416,7 @@ func tildePath(path, home string) string {
 // line writes one human line (table mode) or the item (NDJSON, template).
 func (o *output) line(v any, human string) error {
 	if o.mode == modeTable {
-		_, err := fmt.Fprintln(o.w, human)
+		_, err := fmt.Fprintln(o.w, termsafe.Text(human))
 		return err
 	}
 	return o.item(v, nil)
@@ -401,6 +447,10 @@ func roundUSD(f float64) *float64 {
 	r := stream.RoundUSD(f)
 	return &r
 }
+
+// safeLine is s escaped for a terminal (termsafe.Text) on one line cut to n runes: for
+// columns that hold an agent's words.
+func safeLine(s string, n int) string { return oneLine(termsafe.Text(s), n) }
 
 // oneLine puts s on one line, cut to n runes: for columns that hold an agent's words.
 func oneLine(s string, n int) string {

@@ -107,3 +107,41 @@ func TestDurationValue(t *testing.T) {
 		t.Error(`Set("soon") passed`)
 	}
 }
+
+// TestOutputEscapes: every way output prints an item shows what an agent wrote escaped, in
+// table cells, human lines, templates and JSON alike (R35).
+func TestOutputEscapes(t *testing.T) {
+	hostile := "x\x1b]52;c;aGk=\x07\u009b2J\ry"
+	item := map[string]string{"reason": hostile}
+	var b strings.Builder
+	for _, o := range []*output{
+		{w: &b, mode: modeTable},
+		{w: &b, mode: modeJSON},
+	} {
+		if err := o.table([]string{"REASON"}, [][]string{{hostile}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.line(item, hostile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmpl, err := parseTemplate("{{.reason}}", []string{"reason"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &output{w: &b, mode: modeTemplate, tmpl: tmpl, fields: []string{"reason"}}
+	if err := o.item(item, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&output{w: &b, mode: modeJSON}).item(nil, []byte(`{"reason":"a`+"\u009b"+`b"}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range b.String() {
+		if r == 0x1b || r == '\r' || r == 0x07 || (r >= 0x80 && r <= 0x9f) {
+			t.Fatalf("output keeps %U:\n%q", r, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), `x\x1b]52;c;aGk=\x07\u009b2J\ry`) {
+		t.Errorf("the text is not shown escaped:\n%s", b.String())
+	}
+}

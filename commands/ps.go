@@ -13,6 +13,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func psCommand() *cli.Command {
@@ -75,8 +76,8 @@ func addStates(set map[string]bool, s string) bool {
 	return true
 }
 
-// FastPs runs the everyday forms of ps without the CLI library: agt [--run-dir DIR] ps
-// [-q|--quiet] [--json] [--state STATE]... [NAME...]. It returns false, having done nothing,
+// FastPs runs the everyday forms of ps without the CLI library: agt [--host local] [--run-dir
+// DIR] ps [-q|--quiet] [--json] [--state STATE]... [NAME...]. It returns false, having done nothing,
 // for anything else (help, --format, a bad state or name, a flag after a name), which the CLI
 // library then runs, and reports. Setting the library up costs about a tenth of a ps in a
 // shell prompt, against the same listing code.
@@ -85,13 +86,17 @@ func FastPs(args []string) (bool, error) {
 }
 
 func fastPs(args []string, w io.Writer, getenv func(string) string) (bool, error) {
-	i, runDir := 1, getenv("AGT_RUN_DIR")
+	i, runDir, host := 1, getenv("AGT_RUN_DIR"), getenv("AGT_HOST")
+	// agt on another host runs agt --host local --run-dir DIR ps --json here.
+	if i+1 < len(args) && args[i] == "--host" {
+		host, i = args[i+1], i+2
+	}
 	if i < len(args) && args[i] == "--run-dir" && i+1 < len(args) {
 		runDir, i = args[i+1], i+2
 	} else if i < len(args) && strings.HasPrefix(args[i], "--run-dir=") {
 		runDir, i = strings.TrimPrefix(args[i], "--run-dir="), i+1
 	}
-	if i >= len(args) || args[i] != "ps" || getenv("AGT_PS_FORMAT") != "" {
+	if i >= len(args) || args[i] != "ps" || getenv("AGT_PS_FORMAT") != "" || host != "" && host != "local" {
 		return false, nil
 	}
 	jsonOut := false
@@ -162,7 +167,7 @@ func listAgents(out *output, agents []*state.Agent, states map[string]bool, quie
 	if quiet {
 		var b strings.Builder
 		for _, r := range rows {
-			b.WriteString(r.Name)
+			b.WriteString(termsafe.Line(r.Name))
 			b.WriteByte('\n')
 		}
 		_, err := io.WriteString(out.w, b.String())

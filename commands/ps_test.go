@@ -54,7 +54,7 @@ func TestFastPs(t *testing.T) {
 		{"ps"}, {"ps", "-q"}, {"ps", "--json"}, {"ps", "--quiet", "--json"},
 		{"ps", "--state", "lost"}, {"ps", "--state=exited,failed"}, {"ps", "--state", "unknown", "-q"},
 		{"ps", "done", "crash"}, {"ps", "-q", "gone"}, {"--run-dir", root, "ps"}, {"--run-dir=" + root, "ps", "-q"},
-		{"ps", "nosuch"},
+		{"ps", "nosuch"}, {"--host", "local", "--run-dir", root, "ps", "--json"},
 	} {
 		argv := append([]string{"agt"}, args...)
 		var fast bytes.Buffer
@@ -75,13 +75,22 @@ func TestFastPs(t *testing.T) {
 	for _, args := range [][]string{
 		{"ps", "--format", "{{.Name}}"}, {"ps", "--help"}, {"ps", "-h"}, {"ps", "--state", "bogus"},
 		{"ps", "--state"}, {"ps", "done", "-q"}, {"ps", "Bad/Name"}, {"ps", "--", "done"}, {"stop", "done"},
-		{"--run-dir"}, {"--version"}, {},
+		{"--run-dir"}, {"--version"}, {}, {"--host", "box2", "ps"}, {"--host"}, {"ps", "box2:done"},
 	} {
 		var out bytes.Buffer
 		if handled, _ := fastPs(append([]string{"agt"}, args...), &out, env); handled || out.Len() > 0 {
 			t.Errorf("%q: handled by the fast path", args)
 		}
 	}
+	t.Run("AGT_HOST", func(t *testing.T) {
+		env := func(k string) string { return map[string]string{"AGT_RUN_DIR": root, "AGT_HOST": "box2"}[k] }
+		if handled, _ := fastPs([]string{"agt", "ps"}, io.Discard, env); handled {
+			t.Error("AGT_HOST=box2 handled by the fast path")
+		}
+		if handled, _ := fastPs([]string{"agt", "--host", "local", "ps"}, io.Discard, env); !handled {
+			t.Error("--host local over AGT_HOST=box2 not handled by the fast path")
+		}
+	})
 	t.Run("AGT_PS_FORMAT", func(t *testing.T) {
 		env := func(k string) string { return map[string]string{"AGT_RUN_DIR": root, "AGT_PS_FORMAT": "{{.name}}"}[k] }
 		if handled, _ := fastPs([]string{"agt", "ps"}, io.Discard, env); handled {

@@ -11,7 +11,6 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
-	"agt/config"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
@@ -63,19 +62,12 @@ func runSend(c *cli.Context) error {
 	if len(args) != 2 {
 		return usagef(c, "want NAME and MESSAGE: agt send [--wait] [--queue] NAME MESSAGE|-")
 	}
-	msg := args[1]
-	if msg == "-" {
-		b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
-		if err != nil {
-			return fmt.Errorf("read the message from stdin: %w", err)
-		}
-		msg = string(b)
-	}
 	if c.Bool("queue") && c.Bool("steer") {
 		return usagef(c, "--queue and --steer do not mix: the message waits for the turn's end, or goes into the turn")
 	}
-	if strings.TrimSpace(msg) == "" {
-		return usagef(c, "the message is empty; say something, or give it on stdin with -")
+	msg, err := readMessage(c, args[1])
+	if err != nil {
+		return err
 	}
 	a, err := oneAgent(c, args[0])
 	if err != nil {
@@ -89,10 +81,7 @@ func runSend(c *cli.Context) error {
 	}
 	r, err := spawn.Control(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue"), Steer: c.Bool("steer")})
 	if err != nil {
-		err = controlError(a, err)
-	}
-	if err != nil {
-		return err
+		return controlError(a, err)
 	}
 	if !c.Bool("wait") {
 		if isTerminal(c.App.ErrWriter) {
@@ -115,6 +104,21 @@ func runSend(c *cli.Context) error {
 	out.status = startStatus(c.App.ErrWriter, func() string { return "waiting for the turn of " + stateLine(a) })
 	defer out.status.stop()
 	return printTurn(c.Context, out, a, r.Seq, skip)
+}
+
+// readMessage is send's MESSAGE: as given, or read from stdin for -; never empty.
+func readMessage(c *cli.Context, msg string) (string, error) {
+	if msg == "-" {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, 16<<20))
+		if err != nil {
+			return "", fmt.Errorf("read the message from stdin: %w", err)
+		}
+		msg = string(b)
+	}
+	if strings.TrimSpace(msg) == "" {
+		return "", usagef(c, "the message is empty; say something, or give it on stdin with -")
+	}
+	return msg, nil
 }
 
 // sendMessage gives a its next turn, msg (queued after the running one when queue is set):
@@ -210,19 +214,11 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 
 // checkBudget refuses a new turn once the run directory's agents spent max_cost_total.
 func checkBudget(c *cli.Context) error {
-	dir, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	cfg, err := config.Load(dir)
-	if err != nil || cfg.MaxCostTotal <= 0 {
-		return err
-	}
 	d, err := openRunDir(c)
 	if err != nil {
 		return err
 	}
-	return spawn.CheckBudget(d, cfg.MaxCostTotal)
+	return budgetLeft(d)
 }
 
 // oneAgent opens the agent name names.

@@ -23,6 +23,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func spawnCommand() *cli.Command {
@@ -76,6 +77,9 @@ func spawnCommand() *cli.Command {
 		Action: runSpawn,
 	}
 }
+
+// exitFull is spawn's exit status when max_agents agents are alive already (EX_TEMPFAIL).
+const exitFull = 75
 
 func runSpawn(c *cli.Context) error {
 	args := c.Args().Slice()
@@ -132,6 +136,9 @@ func runSpawn(c *cli.Context) error {
 	spawned, err := spawn.Start(c.Context, opts)
 	status.stop()
 	if err != nil {
+		if errors.Is(err, spawn.ErrFull) {
+			return cli.Exit(err.Error(), exitFull) // spawn --host a,b tries the next host
+		}
 		if errors.Is(err, state.ErrNameTaken) {
 			return withHint(err, fmt.Sprintf("pick another name, or free this one: 'agt stop %s' if it runs, then 'agt rm %s'", name, name))
 		}
@@ -548,10 +555,10 @@ func printSpawned(out *output, line []byte) error {
 	for _, a := range gjson.GetBytes(line, "argv").Array() {
 		argv = append(argv, a.String())
 	}
-	_, err := fmt.Fprintf(out.w, "started %s (pid %d): %s\n",
-		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))
+	_, err := fmt.Fprintln(out.w, termsafe.Line(fmt.Sprintf("started %s (pid %d): %s",
+		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))))
 	if where := workspaceLine(gjson.GetBytes(line, "workspace")); err == nil && where != "" {
-		_, err = fmt.Fprintf(out.w, "  works in %s\n", where)
+		_, err = fmt.Fprintf(out.w, "  works in %s\n", termsafe.Line(where))
 	}
 	return err
 }

@@ -21,6 +21,14 @@ func isGroupSpawn(c *cli.Context) bool {
 	return c.IsSet("count") || strings.Contains(c.String("agent"), ",")
 }
 
+// groupDetached refuses what a group's detached agents cannot do: --wait, --follow, --rm, --tty.
+func groupDetached(c *cli.Context, group string) error {
+	if c.Bool("wait") || c.Bool("follow") || c.Bool("rm") || c.Bool("tty") {
+		return usagef(c, "--count starts its agents detached, without --wait, --follow, --rm or --tty: follow them with agt tail -f '%s-*', wait for them with agt wait '%s-*'", group, group)
+	}
+	return nil
+}
+
 // spawnGroup is spawn --count N (or --agent a,b,c): one task as NAME-1…NAME-N, each agent in
 // a workspace of its own, the kinds of the list taken in turn. Its agents carry the group
 // NAME, which ps shows. The names are checked before any agent starts; an agent that cannot
@@ -35,8 +43,8 @@ func spawnGroup(c *cli.Context, group string, argv []string) error {
 	switch {
 	case n < 1 || n > maxGroup:
 		return usagef(c, "--count %d: want 1 to %d agents", n, maxGroup)
-	case c.Bool("wait") || c.Bool("follow") || c.Bool("rm") || c.Bool("tty"):
-		return usagef(c, "--count starts its agents detached, without --wait, --follow, --rm or --tty: follow them with agt tail -f '%s-*', wait for them with agt wait '%s-*'", group, group)
+	case groupDetached(c, group) != nil:
+		return groupDetached(c, group)
 	}
 	for _, k := range kinds {
 		if k == "" && len(kinds) > 1 {

@@ -12,6 +12,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 func stopCommand() *cli.Command {
@@ -187,6 +188,6 @@ func printStopped(out *output, a *state.Agent, line []byte) error {
 	case code.Exists() && code.Type == gjson.Number:
 		how = fmt.Sprintf("exit code %d", code.Int())
 	}
-	_, err := fmt.Fprintf(out.w, "%s %s (%s)\n", gjson.GetBytes(line, "to").String(), a.Name, how)
+	_, err := fmt.Fprintln(out.w, termsafe.Line(fmt.Sprintf("%s %s (%s)", gjson.GetBytes(line, "to").String(), a.Name, how)))
 	return err
 }

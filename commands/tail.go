@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -37,11 +38,13 @@ func tailCommand() *cli.Command {
 			"   agt tail -f --type output,exit demo\n" +
 			"   agt tail -f -n 0            # what every agent does from now on\n" +
 			"   agt tail -n 20 --since 10m\n" +
+			"   agt tail -f --after 41 demo  # resume after the last event seen (seq 41)\n" +
 			"   agt tail --format '{{.agent}} {{.type}} {{.line}}' demo",
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print new events as they come: until the named agents end, or with no NAME until interrupted"},
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events of each agent (0: none, only new ones with -f)", DefaultText: "all"},
 			&cli.StringFlag{Name: "since", Usage: "only events newer than a `DURATION` ago or an RFC 3339 TIME"},
+			&cli.StringSliceFlag{Name: "after", Usage: "only events after `SEQ` (every agent named), or NAME=SEQ (repeatable): resumes where a reader left off; -n does not limit such an agent's"},
 			&cli.StringSliceFlag{Name: "type", Usage: "only events of these `TYPE`s (comma-separated, repeatable): " + strings.Join(eventTypes, ", ")},
 			jsonFlag(),
 			formatFlag("tail", stream.Event{}, "{{.agent}} {{.type}}"),
@@ -59,6 +62,9 @@ func runTail(c *cli.Context) error {
 	}
 	var err error
 	if f.since, err = parseSince(c, c.String("since")); err != nil {
+		return err
+	}
+	if err := f.parseAfter(c, c.StringSlice("after")); err != nil {
 		return err
 	}
 	for _, t := range c.StringSlice("type") {
@@ -116,9 +122,17 @@ type tailFilter struct {
 	types map[string]bool
 	since time.Time
 	last  int // the last events of each agent that the past shows; -1 all
+	// after holds where readers left off (--after): an agent's events up to its seq are not
+	// shown; "" is every agent's.
+	after map[string]int64
 }
 
 func (f tailFilter) match(line []byte) bool {
+	if f.after != nil {
+		if after, ok := f.afterOf(gjson.GetBytes(line, "agent").String()); ok && gjson.GetBytes(line, "seq").Int() <= after {
+			return false
+		}
+	}
 	if f.types != nil && !f.types[gjson.GetBytes(line, "type").String()] {
 		return false
 	}
@@ -154,8 +168,13 @@ func printPast(out *output, agents []*state.Agent, f tailFilter) ([]*state.Curso
 	for i, a := range agents {
 		var mine []pastEvent // newest first
 		var oldest int64     // the smallest seq read: a file read twice across a rotation
+		last := f.last
+		after, resumed := f.afterOf(a.Name)
+		if resumed {
+			last = -1 // everything after where the reader left off
+		}
 		collect := func(line []byte) bool {
-			if f.last == 0 {
+			if last == 0 {
 				return false
 			}
 			seq := gjson.GetBytes(line, "seq").Int()
@@ -165,24 +184,38 @@ func printPast(out *output, agents []*state.Agent, f tailFilter) ([]*state.Curso
 				}
 				oldest = seq
 				lastSeqs[i] = max(lastSeqs[i], seq)
+				if resumed && seq <= after {
+					return false // the reader has this one and all before it
+				}
 			}
 			if f.match(line) {
 				mine = append(mine, pastEventOf(line))
 			}
-			return f.last < 0 || len(mine) < f.last
+			return last < 0 || len(mine) < last
 		}
 		path := a.Path(state.EventsFile)
 		c, err := state.ReadLogBack(path, collect)
 		if err == nil {
 			cursors[i] = c
 			lastSeqs[i] = max(lastSeqs[i], c.Seq())
-			if f.last < 0 || len(mine) < f.last {
+			if last < 0 || len(mine) < last {
 				err = state.ReadRotatedBack(path, collect)
 			}
 		}
 		if err != nil {
 			closeAll(cursors)
 			return nil, nil, fmt.Errorf("read events of %s: %w", a.Name, err)
+		}
+		if resumed && oldest > after+1 {
+			// What followed after was rotated away: say how much, as a follower does.
+			gap := stream.Event{V: stream.Version, TS: time.Now(), Agent: a.Name, Seq: oldest - 1, Type: stream.TypeGap,
+				Missed: oldest - 1 - after, FromSeq: after + 1, ToSeq: oldest - 1}
+			if line := gap.AppendJSON(nil); f.match(line) {
+				mine = append(mine, pastEvent{seq: gap.Seq, line: line})
+				if len(mine) > 1 {
+					mine[len(mine)-1].ts = mine[len(mine)-2].ts // sorted just before the oldest kept
+				}
+			}
 		}
 		slices.Reverse(mine)
 		events = append(events, mine...)
@@ -422,4 +455,36 @@ func parseSince(c *cli.Context, s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, usagef(c, "--since %q: want a duration (10m, 2d) or an RFC 3339 time", s)
+}
+
+// parseAfter reads --after: SEQ, where every agent's readers left off, or NAME=SEQ.
+func (f *tailFilter) parseAfter(c *cli.Context, values []string) error {
+	for _, v := range values {
+		for _, v := range strings.Split(v, ",") {
+			name, seqText, ok := strings.Cut(strings.TrimSpace(v), "=")
+			if !ok {
+				name, seqText = "", name
+			} else if err := state.ValidateName(name); err != nil {
+				return usagef(c, "--after %q: %v", v, err)
+			}
+			seq, err := strconv.ParseInt(seqText, 10, 64)
+			if err != nil || seq < 0 {
+				return usagef(c, "--after %q: want SEQ or NAME=SEQ, SEQ a number 0 or more", v)
+			}
+			if f.after == nil {
+				f.after = map[string]int64{}
+			}
+			f.after[name] = seq
+		}
+	}
+	return nil
+}
+
+// afterOf is where the readers of name left off, and whether --after says.
+func (f tailFilter) afterOf(name string) (int64, bool) {
+	if seq, ok := f.after[name]; ok {
+		return seq, true
+	}
+	seq, ok := f.after[""]
+	return seq, ok
 }

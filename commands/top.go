@@ -76,6 +76,16 @@ const topBatch = 50 * time.Millisecond
 
 // feedTop sends the program the rows that change, until ctx ends.
 func feedTop(ctx context.Context, f *localFleet, p *tea.Program) {
+	f.batches(ctx, func(rows []topRow, logged map[string]bool, all bool) {
+		if len(rows) > 0 || len(logged) > 0 || all {
+			p.Send(rowsMsg{rows: rows, logged: logged, all: all})
+		}
+	})
+}
+
+// batches hands fn what changed (as changed says it), a batch at a time, until ctx ends: once
+// the watcher says something changed, it waits topBatch, then reads.
+func (f *localFleet) batches(ctx context.Context, fn func(rows []topRow, logged map[string]bool, all bool)) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -89,9 +99,6 @@ func feedTop(ctx context.Context, f *localFleet, p *tea.Program) {
 			return
 		case <-t.C:
 		}
-		rows, logged, all := f.changed()
-		if len(rows) > 0 || len(logged) > 0 || all {
-			p.Send(rowsMsg{rows: rows, logged: logged, all: all})
-		}
+		fn(f.changed())
 	}
 }

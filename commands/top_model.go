@@ -15,6 +15,7 @@ import (
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // What top's screen shows.
@@ -316,43 +317,14 @@ func (m *topModel) act(what string) tea.Cmd {
 	f := m.fleet
 	row := *r
 	return func() tea.Msg {
-		a, err := f.agent(&row)
-		if err != nil {
-			return actionMsg{firstLine(err.Error())}
+		act := fleetAction{What: what, ID: row.waitingID(), Text: text}
+		if what == "approve-always" {
+			act.What, act.Always = "approve", true
 		}
-		var res string
-		switch what {
-		case "approve", "approve-always":
-			var rep *spawn.Reply
-			if rep, err = answer(ctx, a, spawn.OpApprove, row.waitingID(), what == "approve-always", ""); err == nil {
-				res = answered(name, spawn.OpApprove, rep)
-			}
-		case "deny":
-			var rep *spawn.Reply
-			if rep, err = answer(ctx, a, spawn.OpDeny, row.waitingID(), false, text); err == nil {
-				res = answered(name, spawn.OpDeny, rep)
-			}
-		case "send":
-			if strings.TrimSpace(text) == "" {
-				return actionMsg{"nothing sent: the message was empty"}
-			}
-			var rep *spawn.Reply
-			if rep, err = sendMessage(ctx, a, text, false); err == nil {
-				res = fmt.Sprintf("sent to %s (%d bytes)", name, len(text))
-				if rep.Queued {
-					res = fmt.Sprintf("queued for %s (%d bytes)", name, len(text))
-				}
-			}
-		case "interrupt":
-			if err = interruptTurn(ctx, a); err == nil {
-				res = "interrupted " + name
-			}
-		case "stop":
-			var st *state.Status
-			if st, err = spawn.Stop(ctx, a, -1); err == nil {
-				res = fmt.Sprintf("stopped %s (%s)", name, st.State)
-			}
+		if what == "send" && strings.TrimSpace(text) == "" {
+			return actionMsg{"nothing sent: the message was empty"}
 		}
+		res, err := act.run(ctx, f, &row)
 		if err != nil {
 			return actionMsg{fmt.Sprintf("%s %s: %s", what, name, firstLine(err.Error()))}
 		}
@@ -410,7 +382,7 @@ func (m *topModel) loadTranscript() {
 		b.WriteString("→ " + w + "\n")
 	}
 	text := strings.TrimRight(b.String(), "\n")
-	m.tlines = strings.Split(termSafe(text), "\n")
+	m.tlines = strings.Split(termsafe.Text(text), "\n")
 }
 
 // waitingLineOf is what the transcript ends with when a waits on a request: the keys that

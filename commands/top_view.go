@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // Styles of top. Colour only where the user has it (a terminal, NO_COLOR unset); the
@@ -233,7 +234,7 @@ func (m *topModel) bottom() string {
 			keys = "↑↓ scroll · Esc back · a approve · d deny · s send · i interrupt · x stop · t attach"
 		}
 	}
-	return fit(termSafe(status), m.width) + "\n" + m.paint(styleDim, fit(keys, m.width))
+	return fit(termsafe.Text(status), m.width) + "\n" + m.paint(styleDim, fit(keys, m.width))
 }
 
 // joinCells pads each cell to its width and joins them with two spaces.

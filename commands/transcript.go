@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"agt/stream"
+	"agt/termsafe"
 )
 
 // transcript renders events for people: what tail shows on a terminal (or with --format
@@ -89,6 +90,7 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 	if err := json.Unmarshal(bytes.TrimSpace(line), &ev); err != nil || ev.Type == "" {
 		return nil
 	}
+	safeEvent(&ev)
 	t.nameWidth = max(t.nameWidth, utf8.RuneCountInString(ev.Agent))
 	if t.denial(&ev) {
 		return nil
@@ -119,6 +121,21 @@ func (t *transcript) event(w io.Writer, line []byte) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// safeEvent escapes what an agent wrote in ev's fields (R35): the transcript shows it, and the
+// terminal never acts on it. Inputs and outputs are escaped as they are summed up (firstLine).
+func safeEvent(ev *stream.Event) {
+	for _, p := range []*string{&ev.Agent, &ev.Type, &ev.Kind, &ev.Cwd, &ev.From, &ev.To, &ev.Reason,
+		&ev.SessionID, &ev.Model, &ev.ID, &ev.Tool, &ev.Decision, &ev.Rule, &ev.Source, &ev.Class, &ev.Signal} {
+		*p = termsafe.Line(*p)
+	}
+	for _, p := range []*string{&ev.Text, &ev.Line, &ev.Message, &ev.Raw} {
+		*p = termsafe.Text(*p)
+	}
+	for i := range ev.Argv {
+		ev.Argv[i] = termsafe.Line(ev.Argv[i])
+	}
 }
 
 // notifies reports whether a change of state is one a person hears of: an agent starts to wait
@@ -154,7 +171,7 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 		if ev.Kind == "exec" || ev.Kind == "" {
 			what = strings.Join(ev.Argv, " ")
 		}
-		where := workspaceLine(gjson.GetBytes(line, "workspace"))
+		where := termsafe.Line(workspaceLine(gjson.GetBytes(line, "workspace")))
 		if where == "" {
 			where = ev.Cwd
 		}
@@ -228,7 +245,7 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 	case stream.TypeGap:
 		return sgrYellow, fmt.Sprintf("… %d events missed (seq %d to %d): this reader fell behind the log's rotations", ev.Missed, ev.FromSeq, ev.ToSeq)
 	}
-	return sgrDim, string(bytes.TrimSpace(line))
+	return sgrDim, termsafe.Line(string(bytes.TrimSpace(line)))
 }
 
 // result renders a turn's result: how long it took, its tokens and its cost; a failed turn
@@ -262,10 +279,11 @@ func (t *transcript) result(ev *stream.Event) (string, string) {
 	return sgrBold, b.String()
 }
 
-// summary is sep and one line of a tool's input (stream.InputLine); "" for none.
+// summary is sep and one line of a tool's input (stream.InputLine), escaped for a terminal;
+// "" for none.
 func summary(sep string, input json.RawMessage) string {
 	if s := stream.InputLine(input); s != "" {
-		return sep + s
+		return sep + termsafe.Line(s)
 	}
 	return ""
 }
@@ -289,8 +307,9 @@ func resultSummary(output json.RawMessage) string {
 	return s
 }
 
-// firstLine is the first line of s, cut (stream.FirstLine).
-func firstLine(s string) string { return stream.FirstLine(s) }
+// firstLine is the first line of s, cut (stream.FirstLine), what a terminal would act on
+// escaped.
+func firstLine(s string) string { return termsafe.Line(stream.FirstLine(s)) }
 
 // wrapProse breaks lines longer than width at spaces.
 func wrapProse(lines []string, width int) []string {

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"agt/hosts"
 )
 
 // buildInfo is what agt knows of its own build.
@@ -16,12 +18,17 @@ type buildInfo struct {
 	Time     string `json:"time,omitempty"`     // the revision's commit time
 	Modified bool   `json:"modified,omitempty"` // built from a working copy with changes
 	Go       string `json:"go"`
+	// Protocol is what this agt speaks to another over a link (hosts.Protocol): a local agt
+	// refuses a host whose agt speaks less.
+	Protocol int    `json:"protocol"`
+	OS       string `json:"os"`   // runtime.GOOS: agt hosts install checks a host against it
+	Arch     string `json:"arch"` // runtime.GOARCH
 }
 
 // readBuildInfo fills in what the linker was not told: the module version, else the VCS
 // revision that go build stamps into binaries built from a checkout.
 func readBuildInfo(linked string) buildInfo {
-	b := buildInfo{Version: linked, Go: runtime.Version()}
+	b := buildInfo{Version: linked, Go: runtime.Version(), Protocol: hosts.Protocol, OS: runtime.GOOS, Arch: runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		if b.Version == "" {

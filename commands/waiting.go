@@ -7,6 +7,7 @@ import (
 
 	"agt/spawn"
 	"agt/state"
+	"agt/termsafe"
 )
 
 // waitingLine says in one line what an agent waits on a person for (spawn.Waiting.Line); the
@@ -26,7 +27,7 @@ func stateLine(a *state.Agent) string {
 	case st.Reason != "":
 		s += " (" + st.Reason + ")"
 	}
-	return termSafe(s)
+	return termsafe.Text(s)
 }
 
 // usd writes a cost with the digits that matter: cents from ten cents up ($1.50, $0.12);

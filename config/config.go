@@ -48,7 +48,8 @@ type Config struct {
 	Workspace      Workspace
 	Sandbox        Sandbox
 	Kinds          map[string]*Kind
-	Files          []string // the files read, user file first
+	Hosts          map[string]Host // the [hosts] table: machines reached over ssh
+	Files          []string        // the files read, user file first
 }
 
 // Restart is the restart policy: restart (on-failure, always, never), max_restarts and the
@@ -97,6 +98,7 @@ type file struct {
 	Notify         *notifyTable        `toml:"notify"`
 	Workspace      *workspaceTable     `toml:"workspace"`
 	Agents         map[string]kindFile `toml:"agents"`
+	Hosts          map[string]any      `toml:"hosts"` // a destination string or a table each: see Host
 	sandboxKeys
 }
 
@@ -442,6 +444,9 @@ func (c *Config) merge(path string) error {
 		if err := c.mergeKind(path, name, kf); err != nil {
 			return err
 		}
+	}
+	if err := c.mergeHosts(path, f.Hosts); err != nil {
+		return err
 	}
 	if c.DefaultAgent != "" {
 		if _, ok := c.Kinds[c.DefaultAgent]; !ok {

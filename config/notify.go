@@ -15,11 +15,15 @@ import (
 //	webhook = "https://chat.example/hook" # a JSON POST: agent, state, reason, question, text
 //	bell = true                          # the terminal bell in agt top and agt tail -f (default)
 //	min_interval = "20s"                 # one agent notifies at most 3 times in a row, then once per this
+//	link = "https://box.example:7480/"   # the page of agt serve that notifications link to
 type Notify struct {
 	Desktop     bool
 	Webhook     string
 	Bell        bool
 	MinInterval time.Duration
+	// Link is the address of agt serve's page as the person's devices reach it; "" links to
+	// the agt serve running on the run directory, if any.
+	Link string
 }
 
 // DefaultNotifyInterval is the least time between an agent's notifications once its burst is
@@ -31,6 +35,7 @@ type notifyTable struct {
 	Webhook     *string `toml:"webhook"`
 	Bell        *bool   `toml:"bell"`
 	MinInterval *string `toml:"min_interval"`
+	Link        *string `toml:"link"`
 }
 
 // merge applies one file's [notify] table. A table turns desktop notifications on unless it
@@ -52,6 +57,12 @@ func (n *Notify) merge(path string, t *notifyTable) error {
 		}
 		n.Webhook = *t.Webhook
 	}
+	if t.Link != nil {
+		if err := validLink(*t.Link); err != nil {
+			return fmt.Errorf("%s: notify.link: %v", path, err)
+		}
+		n.Link = *t.Link
+	}
 	if t.MinInterval != nil {
 		d, err := parseDuration(*t.MinInterval)
 		if err != nil {
@@ -70,6 +81,23 @@ func validWebhook(s string) error {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("%q: want an http:// or https:// URL", s)
+	}
+	return nil
+}
+
+// validLink checks the page's address: http or https, a host, no query (a token does not
+// belong in it: notifications go to chat services and lock screens) and no fragment (agt adds
+// the agent's).
+func validLink(s string) error {
+	if s == "" {
+		return nil
+	}
+	u, err := url.Parse(s)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return fmt.Errorf("%q: want an http:// or https:// URL", s)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		return fmt.Errorf("%q: want the page's address alone, without a query, a fragment or a user (the token never travels in notifications)", s)
 	}
 	return nil
 }

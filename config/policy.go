@@ -2,20 +2,24 @@ package config
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
-
-	"github.com/tidwall/gjson"
 )
 
 // Policy answers permission requests by itself: agt.toml's allow and deny rules, in Claude's rule
 // syntax. A rule is a tool name ("Read": any use of it) or a tool name with a specifier
-// ("Bash(git status)", "Bash(npm run test:*)", "Edit(src/**)"). The specifier is matched against
-// the request's main input: the command for Bash, the path for file tools, the URL for WebFetch,
-// the pattern for Grep and Glob. It matches exactly, or with a trailing ":*" as a prefix, and "*"
-// matches any run of characters. A Bash command that joins, redirects or substitutes commands is
-// allowed only by a rule that names it exactly, and denied by a rule that covers any part. Deny wins over allow; a request no rule matches is
-// asked.
+// ("Bash(git status)", "Bash(npm run test:*)", "Edit(src/**)"). The specifier matches exactly,
+// or with a trailing ":*" as a prefix, and "*" matches any run of characters. What it is
+// matched against is the request's main input as the system will see it, never its text alone:
+//   - Bash: every command the line runs (see parseShell), by its program's name ("/bin/rm" and
+//     "\rm" are "rm"). A deny rule that covers any of them denies; an allow needs every one of
+//     them allowed (or a rule naming the whole line exactly). A line that cannot be judged
+//     without running it (a command in a variable, eval) is asked whenever a rule denies parts of Bash.
+//   - Read, Edit, Write, MultiEdit, NotebookEdit: the path, relative to the agent's directory,
+//     with symbolic links and ".." resolved as the file system will (/proc/self/cwd included).
+//   - WebFetch: the parsed URL: scheme, host, port and path (see urlMatches).
+//   - Grep, Glob: the pattern; other tools: the first of command, file_path, path, url, pattern.
+//
+// Deny wins over allow; a request no rule decides is asked.
 type Policy struct {
 	Allow []string `json:"allow,omitempty"`
 	Deny  []string `json:"deny,omitempty"`
@@ -23,17 +27,24 @@ type Policy struct {
 	Dir string `json:"-"`
 }
 
-// Decide returns "allow" or "deny" and the rule that decided, or "" when no rule matches.
+// Decide returns "allow" or "deny" and the rule that decided (rules, comma-separated, when
+// several allow the commands of one line between them), or "" when no rule decides.
 func (p Policy) Decide(tool string, input []byte) (decision, rule string) {
+	req := p.request(tool, input)
+	unsure := false
 	for _, r := range p.Deny {
-		if p.ruleMatches(r, tool, input, true) {
+		switch req.denies(r) {
+		case matched:
 			return "deny", r
+		case unknown:
+			unsure = true
 		}
 	}
-	for _, r := range p.Allow {
-		if p.ruleMatches(r, tool, input, false) {
-			return "allow", r
-		}
+	if unsure {
+		return "", "" // a deny rule might cover it: a person decides
+	}
+	if rules := req.allowedBy(p.Allow); len(rules) > 0 {
+		return "allow", strings.Join(rules, ", ")
 	}
 	return "", ""
 }
@@ -60,93 +71,6 @@ func ParseRule(rule string) (tool, spec string, err error) {
 		return "", "", fmt.Errorf("rule %q: want a tool name such as Bash, Read or Edit", rule)
 	}
 	return tool, spec, nil
-}
-
-// ruleMatches reports whether rule covers the request. A deny rule covers a compound Bash
-// command when it covers any of its parts; an allow rule only when it names it exactly.
-func (p Policy) ruleMatches(rule, tool string, input []byte, deny bool) bool {
-	rt, spec, err := ParseRule(rule)
-	if err != nil || rt != tool {
-		return false
-	}
-	if spec == "" {
-		return true
-	}
-	subject, ok := ruleSubject(tool, input)
-	if !ok {
-		return false // a specifier needs something to match
-	}
-	if fileTool(tool) {
-		// Paths as the file system sees them: "src/../../.bashrc" is not under src, and
-		// "//.env" is ".env". A rule's relative path starts at the agent's directory.
-		if !filepath.IsAbs(spec) && p.Dir != "" {
-			spec = filepath.Join(p.Dir, spec)
-		}
-		if !filepath.IsAbs(subject) && p.Dir != "" {
-			subject = filepath.Join(p.Dir, subject)
-		}
-		subject = filepath.Clean(subject)
-	}
-	if spec == subject {
-		return true
-	}
-	if tool == "Bash" && strings.ContainsAny(subject, shellOperators) {
-		if !deny {
-			// "Bash(git status:*)" must not allow "git status; rm -rf ~".
-			return false
-		}
-		// Every command the line runs, from wherever it starts: "(rm -rf ~)", "{ rm x; }",
-		// "echo $(rm x)" all run rm.
-		for _, part := range strings.FieldsFunc(subject, func(r rune) bool { return strings.ContainsRune(shellOperators, r) }) {
-			if specMatches(spec, strings.TrimSpace(part)) {
-				return true
-			}
-		}
-	}
-	return specMatches(spec, subject)
-}
-
-// specMatches matches a rule's specifier: a trailing ":*" is a prefix, "*" any run of characters.
-func specMatches(spec, subject string) bool {
-	if prefix, ok := strings.CutSuffix(spec, ":*"); ok {
-		return strings.HasPrefix(subject, prefix)
-	}
-	return globMatch(spec, subject)
-}
-
-// shellOperators join, group, negate, redirect or substitute commands.
-const shellOperators = ";&|<>$`\n(){}!"
-
-// fileTool reports whether a tool's rule specifier is a path.
-func fileTool(tool string) bool {
-	switch tool {
-	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit":
-		return true
-	}
-	return false
-}
-
-// ruleSubject is the input a rule's specifier is matched against.
-func ruleSubject(tool string, input []byte) (string, bool) {
-	var keys []string
-	switch tool {
-	case "Bash":
-		keys = []string{"command"}
-	case "Read", "Edit", "Write", "MultiEdit", "NotebookEdit":
-		keys = []string{"file_path", "notebook_path", "path"}
-	case "WebFetch":
-		keys = []string{"url"}
-	case "Grep", "Glob":
-		keys = []string{"pattern"}
-	default:
-		keys = []string{"command", "file_path", "path", "url", "pattern"}
-	}
-	for _, k := range keys {
-		if v := gjson.GetBytes(input, k); v.Type == gjson.String {
-			return strings.TrimSpace(v.Str), true
-		}
-	}
-	return "", false
 }
 
 // globMatch matches s against a pattern where "*" matches any run of characters, "/" included.

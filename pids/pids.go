@@ -12,6 +12,8 @@
 //     without pidfd_open).
 //   - EPERM is an error, never evidence that a process is alive.
 //   - The calling process is never a member of a Tree, and neither are zombies.
+//   - Only a cgroup that Contain made, or that OpenContainment checked is one it made, is
+//     ever killed or removed (cgroup.go): a Containment holds one agent and its hooks.
 package pids
 
 import (
@@ -340,6 +342,22 @@ type Tree struct {
 	// adopted by its subreaper: it and all below it are never members. It is asked only of
 	// processes outside Group, so nothing in the agent's own group is ever spared.
 	Nested func(Proc) bool
+	// Cgroup, when set, holds the agent's processes: every process in it, or below it, is a
+	// member however it left the others (setsid env -i, a dead subreaper).
+	Cgroup Cgroup
+}
+
+// inCgroup is the set of the processes in t.Cgroup, nil when it has none.
+func (t Tree) inCgroup() map[int]bool {
+	if t.Cgroup == "" || t.GroupOnly {
+		return nil
+	}
+	procs, _ := t.Cgroup.Procs()
+	set := make(map[int]bool, len(procs))
+	for _, pid := range procs {
+		set[pid] = true
+	}
+	return set
 }
 
 // Members returns the identities of the tree's live processes, by PID.
@@ -447,6 +465,7 @@ func (t Tree) MembersIn(s *Snapshot) []Identity {
 	}
 	hasEnv := func(pid int) bool { return t.Env != "" && s.hasEnv(pid, t.Env) }
 	leaderAlive := t.Leader.Alive()
+	cg := t.inCgroup()
 
 	self := os.Getpid()
 	var ids []Identity
@@ -456,7 +475,7 @@ func (t Tree) MembersIn(s *Snapshot) []Identity {
 		}
 		inGroup := t.Group > 0 && p.PGID == t.Group &&
 			(leaderAlive || (p.SID == t.Group && (desc[p.PID] || hasEnv(p.PID))))
-		if inGroup || (!t.GroupOnly && (desc[p.PID] || hasEnv(p.PID))) {
+		if inGroup || (!t.GroupOnly && (desc[p.PID] || cg[p.PID] || hasEnv(p.PID))) {
 			ids = append(ids, p.Identity)
 		}
 	}
@@ -508,6 +527,15 @@ func (t Tree) walked(procs []Proc) []Identity {
 			continue
 		}
 		if p.PID != self && !p.zombie() {
+			ids = append(ids, p.Identity)
+		}
+	}
+	// What the cgroup holds beside the walk (a process moved in from elsewhere).
+	for pid := range t.inCgroup() {
+		if spared[pid] || pid == self || slices.ContainsFunc(ids, func(id Identity) bool { return id.PID == pid }) {
+			continue
+		}
+		if p, err := readProc(pid); err == nil && !p.zombie() {
 			ids = append(ids, p.Identity)
 		}
 	}

@@ -223,6 +223,12 @@ func ReapAll(agents []*state.Agent) []ReapResult {
 			rp.r.Killed, rp.survivors = killed[0], left[0]
 			killed, left = killed[1:], left[1:]
 		}
+		if rp.cgroup != nil {
+			// What the hooks left, and anything forked since the last look; then the cgroups go.
+			if err := rp.cgroup.End(ctl.SurvivorWait); err != nil {
+				fmt.Fprintf(os.Stderr, "agt: reap %s: %v\n", rp.a.Name, err)
+			}
+		}
 		results[rp.i].Reaped, results[rp.i].Err = rp.finish()
 	}
 	return results
@@ -239,6 +245,7 @@ type reaping struct {
 	// survivors are the processes of the tree that outlived SIGKILL: the end is failed, not
 	// stopped (R13).
 	survivors []pids.Identity
+	cgroup    *pids.Containment // the agent's cgroup, ended after the tree; nil for none
 }
 
 // startReap takes a's lock and says what is to be done; nil when nothing is.
@@ -273,7 +280,26 @@ func startReap(a *state.Agent) (*reaping, error) {
 	} else if leader.PID > 0 || st.Instance != "" {
 		rp.tree = &pids.Tree{Leader: leader, Group: leader.PID, Env: instanceEnv(st.Instance), Nested: ctl.NestedSupervisor}
 	}
+	if rp.tree != nil {
+		rp.cgroup = recordedContainment(a)
+		if rp.cgroup != nil {
+			rp.tree.Cgroup = rp.cgroup.Agent // what left the group and the environment too (R37)
+		}
+	}
 	return rp, nil
+}
+
+// recordedContainment is the cgroup a's supervisor made, nil when it made none or it is gone.
+func recordedContainment(a *state.Agent) *pids.Containment {
+	path, err := a.ReadPID(state.CgroupFile)
+	if err != nil {
+		return nil
+	}
+	c, err := pids.OpenContainment(path)
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // finish records the end, once the tree is gone, and lets go of the lock.

@@ -73,6 +73,9 @@ func Start(ctx context.Context, opts Options) ([]byte, error) {
 	return spawned, err
 }
 
+// ErrFull is a spawn refused because max_agents agents are alive: another host may have room.
+var ErrFull = errors.New("too many agents running")
+
 // reserveAndStart reserves the name, makes the workspace and writes the record, then lets sup
 // go. Whatever fails, the record and workspace are removed again; the caller cancels sup.
 func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Options) ([]byte, error) {
@@ -90,7 +93,7 @@ func reserveAndStart(ctx context.Context, d *state.Dir, sup *pending, opts Optio
 		n := Alive(d)
 		if n >= opts.MaxAgents {
 			unlock()
-			return nil, fmt.Errorf("too many agents running (%d of %d); stop one or raise max_agents", n, opts.MaxAgents)
+			return nil, fmt.Errorf("%w (%d of %d); stop one or raise max_agents", ErrFull, n, opts.MaxAgents)
 		}
 		release = unlock
 	}

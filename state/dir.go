@@ -54,6 +54,7 @@ const (
 	StderrLog         = "stderr.log"
 	TTYLog            = "tty.log" // a terminal agent's raw output, size-capped (see spawn --tty)
 	SupervisorLog     = "supervisor.log"
+	CgroupFile        = "cgroup"      // the path of the agent's cgroup, where it has one (see pids.Contain)
 	PromptFile        = "prompt"      // the prompt, 0600, kept for restarts; never in events or logs
 	CtlSocket         = "ctl.sock"    // the supervisor's control channel (see spawn.Control)
 	PermissionsDir    = "permissions" // ID.json for each permission request the agent waits on

@@ -117,6 +117,8 @@ type NotifySpec struct {
 	Desktop     bool     `json:"desktop,omitempty"`
 	Webhook     string   `json:"webhook,omitempty"`
 	MinInterval Duration `json:"min_interval,omitempty"`
+	// Link is the page of agt serve to link to; "" for the one running on the run directory.
+	Link string `json:"link,omitempty"`
 }
 
 // Usage totals tokens over the agent's life.

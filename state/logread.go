@@ -14,7 +14,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/tidwall/gjson"
 )
 
@@ -304,7 +303,8 @@ var drainAgain = errors.New("drain again")
 // FollowLogFrom calls fn, like ReadLog, for every complete line of the log at path from where
 // ReadLogCursor left off, in the file it read, including lines appended later; it takes over
 // the cursor (and closes it). A nil cursor follows the log from its start, which need not exist
-// yet. It waits on inotify events of the log's directory, with a 1 s ticker as a fallback.
+// yet. It waits on inotify events of the log's directory (one instance for all followers of
+// the process: watchDir), with a 1 s ticker as a fallback.
 // After each drain it calls done; once done reports true it drains once more and returns nil.
 // It returns ctx.Err() when ctx is cancelled and any error from fn or gap as is. The slice fn
 // gets is valid only during the call.
@@ -315,21 +315,36 @@ var drainAgain = errors.New("drain again")
 // behind than the rotated files kept, the events between are gone: it calls gap (when not nil)
 // with the first and last seq it missed, before the next line.
 func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		err := w.Add(filepath.Dir(path))
-		if errors.Is(err, fs.ErrNotExist) {
+	return followLog(ctx, path, c, nil, fn, gap, done)
+}
+
+// FollowLogWoken is FollowLogFrom without a watch of its own: it drains when wake delivers,
+// and the caller signals wake whenever the log grew or rotated (a Watcher's Logged). A server
+// that already watches the run directory so adds no inotify watch per reader (R31). It never
+// polls: a wake that does not come is a drain that does not happen.
+func FollowLogWoken(ctx context.Context, path string, c *Cursor, wake <-chan struct{}, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
+	if wake == nil {
+		return errors.New("follow " + path + ": no wake channel")
+	}
+	return followLog(ctx, path, c, wake, fn, gap, done)
+}
+
+// followLog is FollowLogFrom, woken by wake when it is not nil, else by the process's one
+// inotify instance (watchDir) and a ticker.
+func followLog(ctx context.Context, path string, c *Cursor, wake <-chan struct{}, fn func(line []byte) error, gap func(from, to int64) error, done func() bool) error {
+	var changed <-chan struct{}
+	var tick <-chan time.Time
+	if wake == nil {
+		// Without a watch (inotify limits reached) the ticker alone drives the loop.
+		ch, unwatch, err := watchDir(filepath.Dir(path))
+		if err != nil {
 			return fmt.Errorf("follow %s: %w", path, err)
 		}
-		if err == nil {
-			events, errs = w.Events, w.Errors
-		}
-		// Otherwise (inotify limits reached) the ticker alone drives the loop.
+		defer unwatch()
+		ticker := time.NewTicker(time.Second)
+		defer ticker.Stop()
+		changed, tick = ch, ticker.C
 	}
-	ticker := time.NewTicker(time.Second)
-	defer ticker.Stop()
 
 	var f *os.File
 	var lr *lineReader
@@ -482,27 +497,9 @@ func FollowLogFrom(ctx context.Context, path string, c *Cursor, fn func(line []b
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case _, ok := <-events:
-			if !ok {
-				events = nil
-			}
-			// Take the whole burst (a status rewrite alone makes three events), then drain once.
-			for more := true; more && events != nil; {
-				select {
-				case _, ok := <-events:
-					if !ok {
-						events = nil
-					}
-				default:
-					more = false
-				}
-			}
-		case _, ok := <-errs:
-			// A queue overflow loses events, not data: the drain below reads everything.
-			if !ok {
-				errs = nil
-			}
-		case <-ticker.C:
+		case <-changed: // a burst of events is one wake: the drain reads everything
+		case <-tick:
+		case <-wake:
 		}
 	}
 }

@@ -40,6 +40,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"agt/termsafe"
 )
 
 // Version is the event schema version written in every event's "v" field.
@@ -411,15 +413,16 @@ func AppendUsage(dst []byte, u Usage) []byte {
 	return append(dst, '}')
 }
 
-// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, control characters are
-// escaped, and U+2028/U+2029 are escaped so the output is safe for any JSON reader.
+// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD; control characters
+// (C0, DEL and C1) are escaped, so no byte of it is a terminal's control; and U+2028/U+2029 are
+// escaped so the output is safe for any JSON reader.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if c >= 0x20 && c != '"' && c != '\\' && c != 0x7f {
 				i++
 				continue
 			}
@@ -451,6 +454,14 @@ func AppendString(dst []byte, s string) []byte {
 		if r == '\u2028' || r == '\u2029' {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		if termsafe.Unsafe(r) {
+			// C1 controls are valid JSON raw, and CSI or OSC to many terminals.
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '0', '0', hex[r>>4], hex[r&0xf])
 			i += size
 			start = i
 			continue

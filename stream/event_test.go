@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"agt/termsafe"
 )
 
 func TestAppendJSONFieldsPerType(t *testing.T) {
@@ -71,11 +73,17 @@ func TestAppendJSONFieldsPerType(t *testing.T) {
 }
 
 func FuzzAppendString(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\"b\\c\n\t\x00\x1f", "\xff\xfe", "\u2028\u2029", "héllo"} {
+	for _, s := range []string{"", "plain", "a\"b\\c\n\t\x00\x1f", "\xff\xfe", "\u2028\u2029", "héllo", "\u009b2J\x7f\x1b]52;c;x\x07"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		b := AppendString(nil, s)
+		// No byte a terminal acts on: events printed as they are reach terminals (R35).
+		for _, r := range string(b) {
+			if termsafe.Unsafe(r) {
+				t.Fatalf("AppendString(%q) = %q keeps %U", s, b, r)
+			}
+		}
 		var back string
 		if err := json.Unmarshal(b, &back); err != nil {
 			t.Fatalf("AppendString(%q) = %s: %v", s, b, err)

@@ -11,7 +11,8 @@ import (
 // with a cursor: text overwrites at the cursor, a carriage return and the column moves (CHA,
 // CUF, CUB) move it, an erase to the end of the line (EL) cuts; a move to another row ends the
 // line, so a full-screen program's redraws still come out as lines. Other escape sequences (CSI,
-// OSC, DCS and the short ones) and control characters are dropped. It keeps the last Rows lines
+// OSC, DCS and the short ones, in their 7-bit and UTF-8 C1 forms) and control characters are
+// dropped. It keeps the last Rows lines
 // for Screen, in bounded memory: a line longer than Max characters is cut and flagged.
 type TermText struct {
 	Max  int // the longest line kept whole, in characters; 0 means 4096
@@ -150,7 +151,22 @@ func (t *TermText) ground(c byte, line func([]byte, bool, int)) {
 		}
 		r, _ := utf8.DecodeRune(t.utf)
 		t.utf = t.utf[:0]
+		if r >= 0x80 && r <= 0x9f {
+			t.c1(r)
+			return
+		}
 		t.put(r)
+	}
+}
+
+// c1 acts on a C1 control, which a terminal reading UTF-8 may take as its 7-bit form: U+009B
+// starts a CSI sequence as ESC [ does, U+009D an OSC string as ESC ] does. None of them is text.
+func (t *TermText) c1(r rune) {
+	switch r {
+	case 0x9b:
+		t.st, t.params = tCSI, t.params[:0]
+	case 0x90, 0x98, 0x9d, 0x9e, 0x9f: // DCS, SOS, OSC, PM, APC
+		t.st = tString
 	}
 }
 

@@ -32,6 +32,7 @@ func TestTermText(t *testing.T) {
 		{"a prompt waits on its line", "fake> ", []string{"partial:fake>"}},
 		{"a sequence split across writes", "\x1b[3", []string{}},
 		{"NUL and DEL go", "a\x00b\x7fc\n", []string{"abc"}},
+		{"C1 CSI and OSC in UTF-8 go", "a\u009b31mb\u009d0;title\x07c\u0085\n", []string{"abc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,6 +9,9 @@ type TestHooks struct {
 	// GroupKillOnly switches the descendant and AGT_INSTANCE sweeps off, leaving only the
 	// process-group kill: it proves that the tree tests can fail.
 	GroupKillOnly bool
+	// NoCgroup switches containment off: what the sweeps by pid do alone, and proof that the
+	// tests of containment can fail.
+	NoCgroup bool
 	// RanFor, when set, is how long every run counts as having lasted: the clock of the
 	// healthy-run reset, without waiting ten minutes.
 	RanFor time.Duration

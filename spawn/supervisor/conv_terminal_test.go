@@ -109,7 +109,10 @@ func TestTerminalTypesPrompt(t *testing.T) {
 	})
 	clock.advance(5 * time.Second)
 	tick(s)
-	waitState(t, s, stream.Waiting, stream.ReasonInput)
+	// The log, not the state now: the typed prompt's echo may already have moved it on.
+	waitEvent(t, s, stream.TypeState, func(ev gjson.Result) bool {
+		return ev.Get("to").Str == stream.Waiting && ev.Get("reason").Str == stream.ReasonInput
+	})
 	if line := a.typed(r); line != "fix the bug\n" {
 		t.Fatalf("typed %q", line)
 	}

@@ -19,7 +19,8 @@ import (
 // environment: a desktop notification, a chat webhook. Hooks run one at a time, in the order of
 // the changes, from a goroutine of their own: a slow hook never holds the supervisor up. One that
 // runs past hook_timeout is killed with its process group, and every failure is logged in
-// supervisor.log. The supervisor, which reaps all its children, hands a hook's exit status to
+// supervisor.log, as is its output, bounded (hooklog.go). Hooks run in the agent's cgroup, where
+// it has one, and what they leave running is killed when the supervisor ends (uncontain). The supervisor, which reaps all its children, hands a hook's exit status to
 // the goroutine that runs it; the stop sweeps spare a running hook and what it started.
 
 // DefaultHookTimeout bounds a hook's run.
@@ -45,6 +46,9 @@ type hooks struct {
 	done    chan struct{} // closed when the runner has run the last hook
 	notify  *notifier     // [notify]: desktop notifications run here, as hooks
 
+	cgroup *os.File // where hooks start: the agent's cgroup for hooks, nil without one
+	log    hookLog  // where their output goes, bounded
+
 	mu      sync.Mutex
 	running map[int]chan unix.WaitStatus // hook pid → where its exit goes, until reaped
 }
@@ -64,6 +68,7 @@ func newHooks(spec *state.Spec, a *state.Agent, root string) *hooks {
 		queue:   make(chan transition, hookQueue),
 		done:    make(chan struct{}),
 		running: make(map[int]chan unix.WaitStatus),
+		log:     hookLog{path: logPath(root, name)},
 	}
 	h.notify = newNotifier(a, spec.Notify, func(argv []string) {
 		select {
@@ -115,16 +120,25 @@ func (h *hooks) runOne(t transition) error {
 		return err
 	}
 	defer devNull.Close()
+	what := "on_state hook for " + t.prev + " → " + t.state
+	if t.argv != nil {
+		what = "notification " + argv[0]
+	}
+	out, err := h.log.pipe(what)
+	if err != nil {
+		return err
+	}
+	defer out.Close() // the hook's ends, once it started: the copier sees the end when it exits
 	env := append(h.env[:len(h.env):len(h.env)], "AGT_STATE="+t.state, "AGT_REASON="+t.reason, "AGT_PREV_STATE="+t.prev)
 	exited := make(chan unix.WaitStatus, 1)
 	// Forked and registered under one lock, which the reaper takes too: the exit of a hook is
 	// never reaped before it is known to be a hook's.
 	h.mu.Lock()
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+	pid, err := forkExec(path, argv, &syscall.ProcAttr{
 		Env:   env,
-		Files: []uintptr{devNull.Fd(), os.Stderr.Fd(), os.Stderr.Fd()}, // its output in supervisor.log
+		Files: []uintptr{devNull.Fd(), out.Fd(), out.Fd()}, // its output in supervisor.log, bounded
 		Sys:   &syscall.SysProcAttr{Setsid: true},
-	})
+	}, h.cgroup) // with the agent: ended with it (R37)
 	if err == nil {
 		h.running[pid] = exited
 	}

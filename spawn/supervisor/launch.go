@@ -162,12 +162,12 @@ func (s *supervisor) launch(mode string) (spawned []byte, fds stdio, err error) 
 	// syscall.ForkExec, not os/exec: a third of the cost of a start, and waits belong to the
 	// SIGCHLD loop alone anyway. Setsid alone also makes a new process group (Setpgid with it
 	// fails with EPERM).
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
+	pid, err := forkExec(path, argv, &syscall.ProcAttr{
 		Dir:   s.spec.Cwd,
 		Env:   fds.env,
 		Files: []uintptr{fds.child[0].Fd(), fds.child[1].Fd(), fds.child[2].Fd()},
 		Sys:   &syscall.SysProcAttr{Setsid: true, Setctty: fds.ctty, Ctty: 0},
-	})
+	}, s.cgroup.nextRun()) // in the agent's cgroup, where it has one (R37)
 	if err != nil {
 		fds.closeOurs()
 		return nil, fds, fmt.Errorf("could not start %s: %w", argv[0], err)

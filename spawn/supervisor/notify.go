@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -63,7 +64,10 @@ type Payload struct {
 	Tool  string          `json:"tool,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
 	// Text says all of it in one line, for chat webhooks that show a text field.
-	Text    string    `json:"text"`
+	Text string `json:"text"`
+	// URL is the agent's page on agt serve ([notify] link, or the agt serve running on the
+	// run directory), without the token; absent when there is none.
+	URL     string    `json:"url,omitempty"`
 	TS      time.Time `json:"ts"`
 	Dropped int       `json:"dropped,omitempty"` // notifications the rate limit held back before this one
 }
@@ -145,7 +149,29 @@ func (n *notifier) payload(nt notice) Payload {
 	default:
 		p.Text = fmt.Sprintf("agt: %s waits for you (%s)", p.Agent, nt.reason)
 	}
+	if p.URL = agentLink(n.spec.Link, n.a); p.URL != "" {
+		p.Text += " " + p.URL
+	}
 	return p
+}
+
+// agentLink is the address of a's page on agt serve: link (the page as the person's devices
+// reach it), else the URL of the agt serve running on a's run directory, with the agent's
+// name as the fragment; "" when there is neither. The token is never part of it: the browser
+// that opened agt serve's link once holds a cookie instead.
+func agentLink(link string, a *state.Agent) string {
+	if link == "" {
+		link = state.ServeURL(a)
+	}
+	if link == "" {
+		return ""
+	}
+	u, err := url.Parse(link)
+	if err != nil {
+		return ""
+	}
+	u.RawQuery, u.Fragment = "", a.Name
+	return u.String()
 }
 
 func (n *notifier) post(p *Payload) error {
@@ -200,7 +226,11 @@ func desktopArgv(p *Payload) []string {
 	if p.Question != "" {
 		body = p.Question
 	}
-	return []string{"notify-send", "--app-name=agt", "--urgency=" + urgency, "--", title, markupSafe(body)}
+	body = markupSafe(body)
+	if p.URL != "" {
+		body += "\n" + markupSafe(p.URL)
+	}
+	return []string{"notify-send", "--app-name=agt", "--urgency=" + urgency, "--", title, body}
 }
 
 // markupSafe makes agent text one line of plain text for a notification body: controls go,

@@ -43,8 +43,9 @@ type supervisor struct {
 	conv     conversation                            // how agt talks to the agent: what differs from one way to the next
 	after    func(time.Duration, func()) *time.Timer // time.AfterFunc, but in tests
 	lock     *state.Lock
-	sigs     signals // the supervisor's own signals, for the waits outside run (connect)
-	hooks    *hooks  // the on_state hook; nil without one
+	sigs     signals      // the supervisor's own signals, for the waits outside run (connect)
+	hooks    *hooks       // the on_state hook; nil without one
+	cgroup   *containment // the agent's cgroup; nil where there is none (contain.go)
 	policy   config.Policy
 	gone     <-chan struct{} // closes when the agent's directory is removed
 	// survivors are the main loop's: processes of the tree that outlived SIGKILL.
@@ -133,6 +134,10 @@ func openSupervisor(root, name string) (*supervisor, error) {
 		return nil, err
 	}
 	s := newSupervisor(d, a, spec, lock, log, last, self.PID)
+	s.cgroup = contain(a, spec.Name) // before anything runs: the agent and the hooks start in it
+	if s.hooks != nil {
+		s.hooks.cgroup = s.cgroup.hooksDir() // read by the first hook, which a start queues
+	}
 	s.gone = watchGone(a.Dir, func() bool { return lock.Check() == nil })
 	if err := s.listen(); err != nil {
 		// The agent runs all the same; only send, approve, deny and interrupt cannot reach it.
@@ -245,6 +250,7 @@ func (s *supervisor) close() {
 		s.lock.Close()
 		s.hooks.finish()
 	}
+	s.uncontain() // what the hooks left, and the cgroups
 }
 
 // now is the time as the state machine sees it.

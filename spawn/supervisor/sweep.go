@@ -25,6 +25,7 @@ func (s *supervisor) tree() pids.Tree {
 		Walk:      true, // we are the subreaper every member descends from
 		Nested:    ctl.NestedSupervisor,
 		Spared:    s.hooks.pids,
+		Cgroup:    s.cgroup.agentCgroup(),
 	}
 }
 
@@ -102,6 +103,7 @@ func (s *supervisor) run(sigs signals, g *generation) runEnd {
 		case <-graceEnd:
 			members, _ := s.tree().Members()
 			ctl.Kill(members)
+			s.cgroup.killAgent()
 		case <-goneCheck:
 			if s.lock.Check() != nil && !stopping {
 				removed()
@@ -235,6 +237,7 @@ func (s *supervisor) sweep(sigs signals, graceEnd <-chan time.Time, deadline tim
 				members, _ = t.Members()
 			}
 			ctl.Kill(members) // those just seen: no second scan
+			s.cgroup.killAgent()
 			killed = true
 		}
 		if killed && time.Now().After(deadline.Add(ctl.SurvivorWait)) {

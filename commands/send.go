@@ -20,18 +20,20 @@ func sendCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "send",
 		Usage: "give a conversation agent its next turn, or type into a terminal agent",
-		UsageText: "agt send [--wait] [--queue] NAME MESSAGE|-\n" +
+		UsageText: "agt send [--wait] [--queue|--steer] NAME MESSAGE|-\n" +
 			"agt send --keys NAME KEYS\n\n" +
 			"Gives a conversation agent its next turn, or types into a terminal agent.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt send fix-auth 'now add a regression test'\n" +
 			"   agt send --wait fix-auth 'commit it' | jq -c 'select(.type==\"result\")'\n" +
 			"   git diff | agt send --queue review -\n" +
+			"   agt send --steer fix-auth 'leave the tests alone'\n" +
 			"   agt send --keys editor 'ihello<Esc>:w<Enter>'",
 		Description: helpText("send"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "wait", Usage: "print the turn's events and exit with how it ended"},
 			&cli.BoolFlag{Name: "queue", Usage: "deliver it when the running turn ends instead of refusing"},
+			&cli.BoolFlag{Name: "steer", Usage: "add it to the running turn instead of refusing (Codex)"},
 			&cli.BoolFlag{Name: "keys", Usage: "type KEYS into a terminal agent (spawn --tty), <Enter> and the like for keys"},
 			jsonFlag(),
 		},
@@ -52,6 +54,9 @@ func runSend(c *cli.Context) error {
 	if len(args) != 2 {
 		return usagef(c, "want NAME and MESSAGE: agt send [--wait] [--queue] NAME MESSAGE|-")
 	}
+	if c.Bool("queue") && c.Bool("steer") {
+		return usagef(c, "--queue and --steer do not mix: the message waits for the turn's end, or goes into the turn")
+	}
 	msg, err := readMessage(c, args[1])
 	if err != nil {
 		return err
@@ -63,8 +68,8 @@ func runSend(c *cli.Context) error {
 	if err := checkBudget(c); err != nil {
 		return err
 	}
-	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue")) {
-		return usagef(c, "%s runs on a terminal, which has no turns to --wait or --queue for; agt send %s MESSAGE types it now", a.Name, a.Name)
+	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue") || c.Bool("steer")) {
+		return usagef(c, "%s runs on a terminal, which has no turns to --wait, --queue or --steer for; agt send %s MESSAGE types it now", a.Name, a.Name)
 	}
 	var r *spawn.Reply
 	if c.Bool("wait") && c.Bool("queue") {
@@ -72,10 +77,10 @@ func runSend(c *cli.Context) error {
 		r, err = spawn.SendQueued(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: true})
 		err = sendError(a, err)
 	} else {
-		r, err = sendMessage(c.Context, a, msg, c.Bool("queue"))
+		r, err = sendMessage(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue"), Steer: c.Bool("steer")})
 	}
 	if err != nil {
-		return err
+		return controlError(a, err)
 	}
 	if !c.Bool("wait") {
 		if isTerminal(c.App.ErrWriter) {
@@ -111,10 +116,10 @@ func readMessage(c *cli.Context, msg string) (string, error) {
 	return msg, nil
 }
 
-// sendMessage gives a its next turn, msg (queued after the running one when queue is set):
-// agt send, and top's key.
-func sendMessage(ctx context.Context, a *state.Agent, msg string, queue bool) (*spawn.Reply, error) {
-	r, err := spawn.Control(ctx, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: queue})
+// sendMessage sends a the message of req (its next turn; queued after the running one, or into
+// it, as req says): agt send, and top's key.
+func sendMessage(ctx context.Context, a *state.Agent, req spawn.Request) (*spawn.Reply, error) {
+	r, err := spawn.Control(ctx, a, req)
 	if err != nil {
 		return nil, sendError(a, err)
 	}
@@ -132,8 +137,8 @@ func sendError(a *state.Agent, err error) error {
 
 // sendKeys is send --keys: keystrokes into a terminal agent.
 func sendKeys(c *cli.Context, args []string) error {
-	if c.Bool("wait") || c.Bool("queue") {
-		return usagef(c, "--keys types at once: it takes no --wait or --queue")
+	if c.Bool("wait") || c.Bool("queue") || c.Bool("steer") {
+		return usagef(c, "--keys types at once: it takes no --wait, --queue or --steer")
 	}
 	if len(args) != 2 {
 		return usagef(c, "want NAME and KEYS: agt send --keys NAME KEYS")

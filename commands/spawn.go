@@ -422,6 +422,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 		opts.TTY, opts.Term = true, ttyTerm()
 		opts.Rows, opts.Cols = ttySize()
 		opts.InputScreen, opts.PermissionScreen = kind.InputScreen, kind.PermissionScreen
+		opts.BusyScreen, opts.RetryScreen, opts.ErrorScreen = kind.BusyScreen, kind.RetryScreen, kind.ErrorScreen
 	}
 	if opts.Sandbox, err = sandboxSpec(c, cfg, kind, opts.Env); err != nil {
 		return spawn.Options{}, nil, err
@@ -454,6 +455,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 	if kind.SessionUUID {
 		opts.SessionID, opts.NewSession = spawn.NewSessionID(), true
 	}
+	opts.SessionFile, opts.ForgetsInterrupted = kind.SessionFile, kind.ForgetsInterrupted
 	return opts, cfg, nil
 }
 

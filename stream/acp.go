@@ -82,6 +82,7 @@ type ACP struct {
 	cost, costAtTurn   float64           // the session's cumulative cost; where it stood when the turn began
 	haveCost           bool
 	plans              int
+	retries            int // the turn's retried model requests, as the agent's stderr told them
 	evidence
 }
 
@@ -178,6 +179,7 @@ func (a *ACP) Prompt(text string) {
 	params := AppendString([]byte(`{"sessionId":`), a.sessionID)
 	params = AppendString(append(params, `,"prompt":[{"type":"text","text":`...), text)
 	a.promptID = a.call("session/prompt", append(params, "}]}"...))
+	a.replaying, a.retries = false, 0 // what comes now is the turn's
 }
 
 // Answer answers the permission request id: allow picks the option of kind allow_once (or

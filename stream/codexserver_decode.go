@@ -28,7 +28,7 @@ func (c *CodexServer) answer(dst []Event, line []byte, id int64, result, errv gj
 			c.openThread()
 			return append(dst, Event{Type: TypeError, Source: SourceAgent, Class: ClassSession, Message: msg + "; a new thread instead"})
 		case "turn/start":
-			c.turnOpen = false
+			c.turnOpen, c.steers, c.interrupt = false, nil, false
 			ev := fatalError(msg, 0)
 			return append(dst, ev, Event{Type: TypeResult, Text: ev.Message, Usage: &Usage{}})
 		}
@@ -45,6 +45,9 @@ func (c *CodexServer) answer(dst []Event, line []byte, id int64, result, errv gj
 			c.fail(0, method+" answered without a thread id: "+oneLine(string(line)))
 			return append(dst, Unparsed(line))
 		}
+		if method == "thread/start" {
+			c.total, c.atTurn = Usage{}, Usage{} // a new thread counts from nothing
+		}
 		c.threadID, c.phase = jsonString(tid), acpReady
 		dst = append(dst, Event{Type: TypeSession, SessionID: c.threadID, Model: jsonString(result.Get("model")), Cwd: c.cwd})
 		held := c.held
@@ -54,7 +57,7 @@ func (c *CodexServer) answer(dst []Event, line []byte, id int64, result, errv gj
 		}
 	case "turn/start":
 		if t := result.Get("turn.id"); t.Type == gjson.String {
-			c.turnID = jsonString(t)
+			c.turnStarted(jsonString(t))
 		}
 	}
 	return dst
@@ -105,7 +108,7 @@ func (c *CodexServer) notification(dst []Event, line []byte, method string, para
 		return c.item(dst, params.Get("item"), method == "item/completed")
 	case "turn/started":
 		if t := params.Get("turn.id"); t.Type == gjson.String {
-			c.turnID = jsonString(t)
+			c.turnStarted(jsonString(t))
 		}
 		return dst
 	case "thread/tokenUsage/updated":
@@ -265,5 +268,6 @@ func (c *CodexServer) turnCompleted(dst []Event, turn gjson.Result) []Event {
 	clear(c.items)
 	c.itemBytes = 0
 	c.turnOpen, c.turnID, c.last, c.atTurn = false, "", "", c.total
+	c.steers, c.interrupt = nil, false
 	return append(dst, ev)
 }

@@ -73,6 +73,7 @@ type Request struct {
 	Op      string `json:"op"`
 	Text    string `json:"text,omitempty"`    // send: the message
 	Queue   bool   `json:"queue,omitempty"`   // send: hold it until the running turn ends
+	Steer   bool   `json:"steer,omitempty"`   // send: into the running turn, where the agent takes that
 	ID      string `json:"id,omitempty"`      // approve, deny: the request; "" for the only one
 	Always  bool   `json:"always,omitempty"`  // approve: allow such requests for the session
 	Message string `json:"message,omitempty"` // deny: what the agent is told instead

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"agt/config"
+	"agt/pids"
 	"agt/spawn/ctl"
 	"agt/stream"
 )
@@ -25,9 +26,15 @@ type acpTalk struct {
 	in    *os.File      // the running generation's stdin; nil before the first start
 	w     *inputWriter  // writes p's lines to in
 	kick  chan struct{} // a line was decoded: connect looks again
+	heard int           // lines of output, stdout and stderr: signs of work, for connect
 	tail  []string      // the last stderr lines of the run, for a connection error
 	ready bool          // connect has returned: a later failure ends the run
 	ended bool          // ...which it did
+	// The prompt of the turn under way, and whether agt interrupted it; lost is the prompt of
+	// an interrupted turn that the agent kept nothing of (spec ForgetsInterrupted), which goes
+	// again before the next message. In memory only: prompts never reach the log.
+	turnText, lost string
+	cancelled      bool
 }
 
 // protocol is the client of a protocol spoken on the agent's stdin and stdout: stream.ACP. Any
@@ -75,12 +82,31 @@ func (c *acpTalk) inputLocked(string) string {
 const acpLineRoom = 64 << 10
 
 func (c *acpTalk) deliverLocked(text string) (bool, error) {
+	if c.lost != "" {
+		text = c.lost + "\n\n" + text
+	}
 	if err := c.w.room(len(text) + acpLineRoom); err != nil {
 		return false, err
 	}
+	c.lost = ""
+	c.turnText, c.cancelled = text, false
 	c.p.Prompt(text)
 	c.flushLocked()
 	return true, nil
+}
+
+// turnEndedLocked: an interrupted turn of an agent that keeps nothing of one (gemini --acp drops
+// its prompt from the session) leaves its prompt to go again before the next message, and the
+// log says so; then the turn's end is as for every conversation.
+func (c *acpTalk) turnEndedLocked(now time.Time) {
+	if c.cancelled && c.s.spec.ForgetsInterrupted && c.turnText != "" {
+		c.lost = c.turnText
+		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
+			Message: fmt.Sprintf("%s keeps nothing of an interrupted turn: its prompt (%d bytes) goes again, before the next message", c.s.spec.Kind, len(c.lost))}
+		c.s.appendLocked(&ev, now)
+	}
+	c.turnText, c.cancelled = "", false
+	c.talk.turnEndedLocked(now)
 }
 
 // replyLocked answers by the option of the kind asked for, by its kind: ids differ from agent
@@ -139,7 +165,9 @@ func (c *acpTalk) startedLocked(fds stdio, p startPlan, resume string) {
 		giveBack()
 	})
 	c.p.Connect(c.s.spec.Cwd, resume)
+	c.turnText, c.cancelled = "", false
 	if p.prompt != nil {
+		c.turnText = *p.prompt
 		c.p.Prompt(*p.prompt)
 	}
 	c.tail = c.tail[:0]
@@ -157,6 +185,7 @@ func (c *acpTalk) begin(g *generation, fds stdio) error {
 // line's answers go out, a connection being made hears of it, and a session that could not be
 // opened after spawn returned (the agent refused session/new) ends the run.
 func (c *acpTalk) lineLocked(line []byte, stderr bool) {
+	c.heard++
 	if stderr {
 		c.keepStderrLocked(line)
 		return
@@ -203,6 +232,7 @@ func (c *acpTalk) flushLocked() {
 // (the log records each as denied) and session/cancel goes out.
 func (c *acpTalk) cancelLocked(now time.Time) {
 	s := c.s
+	c.cancelled = c.cancelled || c.p.Open()
 	for _, id := range c.p.Cancel() {
 		if p, ok := s.perms[id]; ok {
 			ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
@@ -236,7 +266,13 @@ func (c *acpTalk) keepStderrLocked(line []byte) {
 // errStoppedConnecting says a stop came while the supervisor waited for the handshake.
 var errStoppedConnecting = errors.New("stopped while connecting")
 
-// connect waits until the agent has answered initialize (within connect_timeout, default 30 s)
+// connectWorkLimit bounds how many connect timeouts in a row an agent that works (on a
+// processor, or writing) without answering initialize is given.
+const connectWorkLimit = 10
+
+// connect waits until the agent has answered initialize (within connect_timeout, default 30 s,
+// of no sign of work: an agent that spends processor time or writes lines meanwhile, as a Node
+// CLI loading on a busy machine does, is given the time again, up to connectWorkLimit times)
 // and then until its session is open (within as long again; past that the agent goes on and
 // the session event comes when it comes). When the agent does not answer, answers with what is
 // not ACP, refuses, or exits, the run's whole tree is killed and the error says why, with its
@@ -250,6 +286,7 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	answered := false
+	work, worked := c.work(), 0
 	var why string
 	for why == "" {
 		s.mu.Lock()
@@ -284,7 +321,16 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 				c.setReady() // slow to open its session, but it speaks ACP: go on
 				return nil
 			}
-			why = fmt.Sprintf("no answer to initialize within %v (connect_timeout in agt.toml)", timeout)
+			now := c.work()
+			switch {
+			case now == work:
+				why = fmt.Sprintf("no answer to initialize within %v, and no sign of work from it (connect_timeout in agt.toml)", timeout)
+			case worked+1 >= connectWorkLimit:
+				why = fmt.Sprintf("no answer to initialize within %v, though it kept working (%d × connect_timeout in agt.toml)", time.Duration(connectWorkLimit)*timeout, connectWorkLimit)
+			default:
+				work, worked = now, worked+1
+				t.Reset(timeout) // still loading: as long again
+			}
 		}
 	}
 	// The run is over: its whole tree goes, and the client is ready for the next.
@@ -303,6 +349,17 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 		return fmt.Errorf("%s: %w", msg, errStoppedConnecting)
 	}
 	return errors.New(msg)
+}
+
+// work is how much the agent has done so far, for connect to tell a slow start from a hung
+// one: its processor time, in clock ticks, plus the lines it wrote.
+func (c *acpTalk) work() uint64 {
+	s := c.s
+	s.mu.Lock()
+	leader, heard := s.leader, c.heard
+	s.mu.Unlock()
+	cpu, _ := pids.CPU(leader)
+	return cpu + uint64(heard)
 }
 
 func (c *acpTalk) setReady() {

@@ -81,7 +81,10 @@ func (c *turnsTalk) interruptLocked(time.Time) string {
 func (c *turnsTalk) closeLocked() { close(c.ended) }
 
 // plan: the next turn's process runs with the message as its prompt, in the session when the
-// agent saved it, else in a fresh one. Any other start is as usual.
+// agent saved it, else in a fresh one. A fresh one has nothing of the turns before (its first
+// turn was cut short, say, before the model answered, and Codex, opencode and Gemini then kept
+// no session): it is given the first prompt again, before the message, so that the
+// conversation still begins where it began. Any other start is as usual.
 func (c *turnsTalk) plan(resumed bool, prompt *string) startPlan {
 	s := c.s
 	s.mu.Lock()
@@ -92,8 +95,13 @@ func (c *turnsTalk) plan(resumed bool, prompt *string) startPlan {
 		return s.plan(resumed, prompt)
 	}
 	p := startPlan{argv: s.spec.Argv, prompt: next, resumed: resumed, begun: true}
-	if resumed {
+	switch {
+	case resumed:
 		p.argv = s.spec.Resume
+	case prompt != nil:
+		joined := *prompt + "\n\n" + *next
+		p.prompt = &joined
+		p.fresh = "the next turn starts afresh, given the first prompt again before the message"
 	}
 	return p
 }

@@ -13,8 +13,9 @@ import (
 
 // A conversation is one way of talking to an agent. There are five, each in a file of its own:
 // none (a one-shot run: conv_oneshot.go), Claude's stream-json on stdin with its control
-// protocol (conv_claude.go), a process per turn (conv_turns.go), the Agent Client Protocol
-// (conv_acp.go), and a terminal (conv_terminal.go). The supervisor has exactly one, chosen by
+// protocol (conv_claude.go), a process per turn (conv_turns.go), a protocol of which agt is the
+// client (conv_acp.go: the Agent Client Protocol, and Codex's app-server, fitted in
+// conv_codex.go), and a terminal (conv_terminal.go). The supervisor has exactly one, chosen by
 // the agent's record (conversationFor), and never asks which: what differs from one way to the
 // next is behind this interface.
 //
@@ -98,19 +99,14 @@ func conversationFor(s *supervisor) conversation {
 	switch {
 	case s.spec.TTY:
 		return newTerminalTalk(s)
-	case s.spec.Stdin == config.StdinACP && isProtocol(s.dec):
-		return newACPTalk(s, s.dec.(protocol))
+	case s.spec.Stdin == config.StdinACP && protocolOf(s) != nil:
+		return newACPTalk(s, protocolOf(s))
 	case config.StdinConverses(s.spec.Stdin): // stream-json (or acp without its client: a hand-edited record)
 		return newClaudeTalk(s)
 	case s.spec.ConverseTurns:
 		return newTurnsTalk(s)
 	}
 	return &oneShot{base{s}}
-}
-
-func isProtocol(d stream.Decoder) bool {
-	_, ok := d.(protocol)
-	return ok
 }
 
 // notConversing is the refusal of a request that only a conversation takes.
@@ -217,6 +213,9 @@ func (t *talk) send(req ctl.Request) ctl.Reply {
 	}
 	seq := s.seq
 	if !s.waitingForInputLocked() {
+		if req.Steer {
+			return t.steer(req)
+		}
 		if !req.Queue {
 			state := s.snap.State
 			if s.snap.Reason != "" {
@@ -238,6 +237,22 @@ func (t *talk) send(req ctl.Request) ctl.Reply {
 	}
 	s.beginLocked(now)
 	return ctl.Reply{Seq: seq}
+}
+
+// steer gives the running turn a message (agt send --steer), where the wire can; mu is held.
+func (t *talk) steer(req ctl.Request) ctl.Reply {
+	s := t.s
+	seq := s.seq
+	if st, ok := t.w.(steerer); ok {
+		took, err := st.steerLocked(req.Text)
+		if err != nil {
+			return ctl.Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
+		}
+		if took {
+			return ctl.Reply{Seq: seq}
+		}
+	}
+	return ctl.Reply{Error: fmt.Sprintf("%s cannot take a message into its running turn (%s): only Codex conversations can; 'agt send --queue' delivers it when the turn ends", s.spec.Name, s.snap.State)}
 }
 
 func (t *talk) answer(req ctl.Request) ctl.Reply {

@@ -61,7 +61,9 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 	s.events = s.events[:0]
 	switch {
 	case stderr:
-		s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
+		if l, ok := s.dec.(stream.LogReader); !ok || truncated || !l.Routine(line) {
+			s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
+		}
 		if !truncated {
 			s.events = s.dec.DecodeStderr(s.events, line)
 		}

@@ -175,13 +175,6 @@ func (t *terminal) resize(rows, cols uint16, jiggle bool) {
 	pty.Setsize(t.ptmx, &pty.Winsize{Rows: rows, Cols: cols})
 }
 
-// height is the terminal's number of rows.
-func (t *terminal) height() uint16 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.rows
-}
-
 // mark returns the count of output chunks so far, for waitOutput.
 func (t *terminal) mark() uint64 {
 	t.mu.Lock()
@@ -222,6 +215,13 @@ func (t *terminal) end() {
 	t.log.Close()
 }
 
+// size is the terminal's size now: the last resize's.
+func (t *terminal) size() (rows, cols uint16) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rows, t.cols
+}
+
 // termEnv is env for a program on a terminal of type term: TERM set, and no COLUMNS or LINES
 // inherited from elsewhere (the program asks the terminal for its size).
 func termEnv(env []string, term string) []string {
@@ -237,15 +237,22 @@ func termEnv(env []string, term string) []string {
 	return append(out, "TERM="+term)
 }
 
-// prompts are the screens of spec that tell why a quiet terminal agent waits. A pattern that no
-// longer compiles (a hand-edited record) is left out.
+// prompts are the screens of spec that tell why a quiet terminal agent waits, or that it works
+// though its screen stands still. A pattern that no longer compiles (a hand-edited record) is
+// left out.
 func prompts(spec *state.Spec) []stream.Prompt {
 	var out []stream.Prompt
-	for _, p := range []struct{ reason, expr string }{
-		{stream.ReasonPermission, spec.PermissionScreen}, {stream.ReasonInput, spec.InputScreen},
+	for _, p := range []struct {
+		stream.Prompt
+		expr string
+	}{
+		{stream.Prompt{Reason: stream.ReasonPermission}, spec.PermissionScreen},
+		{stream.Prompt{Working: true}, spec.BusyScreen},
+		{stream.Prompt{Reason: stream.ReasonInput}, spec.InputScreen},
 	} {
 		if re, err := regexp.Compile(p.expr); p.expr != "" && err == nil {
-			out = append(out, stream.Prompt{Reason: p.reason, Re: re})
+			p.Re = re
+			out = append(out, p.Prompt)
 		}
 	}
 	return out

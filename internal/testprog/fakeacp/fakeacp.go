@@ -17,7 +17,8 @@ import (
 // Main is a scripted ACP agent (JSON-RPC 2.0 over stdin and stdout, one object a line) for
 // the scripts. Every line it reads is appended to DIR/in.jsonl. -init says how it meets
 // initialize: ok (version 1, loadSession), silent (never answers), garbage (prints what is not
-// JSON), exit (exits 3 at once, a line on stderr), error (a JSON-RPC error). session/new
+// JSON), exit (exits 3 at once, a line on stderr), error (a JSON-RPC error), busy (spins on a
+// processor for a second, silent, then answers). session/new
 // answers sessionId s-1; session/load replays DIR/history.jsonl (if any) and answers, or with
 // -die-on-load exits 1.
 //
@@ -42,7 +43,7 @@ func Main() {
 	fs := flag.NewFlagSet("fakeacp", flag.ExitOnError)
 	var (
 		dir      = fs.String("dir", ".", "the script's `DIR`")
-		init     = fs.String("init", "ok", "how to meet initialize: ok, silent, garbage, exit, error")
+		init     = fs.String("init", "ok", "how to meet initialize: ok, silent, garbage, exit, error, busy")
 		ready    = fs.String("ready", "", "create `FILE` (holding the pid) once started")
 		dieLoad  = fs.Bool("die-on-load", false, "exit 1 when asked to load a session")
 		lifetime = fs.Duration("lifetime", 10*time.Minute, "exit after this long whatever happens (go test's own timeout)")
@@ -199,6 +200,10 @@ func Main() {
 			case "error":
 				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"internal error: boom"}}`, id))
 				continue
+			case "busy":
+				// A slow start: on a processor for a second, silent, then an answer.
+				for end := time.Now().Add(time.Second); time.Now().Before(end); {
+				}
 			}
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true},"authMethods":[]}}`, id))
 		case "session/new":

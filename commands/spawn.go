@@ -175,6 +175,7 @@ func runSpawn(c *cli.Context) error {
 // grace, a second one kills it at once, and the events of the stop still print; then it exits
 // 128+N. With --rm the record goes at the end, however the agent ended.
 func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
+	out.w = keepWaiting(c, out.w, a.Name)
 	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
 	defer stopFollowing()
 	var stopErr error

@@ -15,6 +15,7 @@ import (
 
 	"agt/config"
 	"agt/hosts"
+	"agt/termsafe"
 )
 
 // Swarm is Docker Swarm as a place: each agent a service of one task that runs the engine
@@ -121,7 +122,7 @@ func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) 
 // say writes a diagnostic line (or several) for the user, as agt's own.
 func say(call *hosts.Call, msg string) {
 	if call.Stderr != nil {
-		fmt.Fprintf(call.Stderr, "agt: %s\n", strings.ReplaceAll(strings.TrimRight(msg, "\n"), "\n", "\nagt: "))
+		fmt.Fprintf(call.Stderr, "agt: %s\n", strings.ReplaceAll(termsafe.Text(strings.TrimRight(msg, "\n")), "\n", "\nagt: "))
 	}
 }
 
@@ -188,6 +189,17 @@ func (e *dockerError) Error() string { return "docker " + e.verb + ": " + e.line
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// agtWords is the reason in what an agt wrote on stderr: its last line that is not a hint.
+func agtWords(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" && !strings.HasPrefix(l, "agt: hint:") && !strings.HasPrefix(l, "hint:") {
+			return l
+		}
+	}
+	return ""
 }
 
 // bounded keeps what is written to it, up to max bytes.

@@ -85,8 +85,8 @@ func eachLine(r io.Reader, fn func([]byte) bool) error {
 	}
 }
 
-// logs reads what job j printed so far: its events, and the last of its stderr lines (agt's
-// own words, when the job failed). It reads the logs of j's task, not of its service: a
+// logs reads what job j printed so far: its events, and the last of its stderr lines that is
+// not a hint (agt's own words, when the job failed). It reads the logs of j's task, not of its service: a
 // service's logs fail while a task of it that never ran is listed (the replacement that a
 // stop leaves waiting).
 func (s *Swarm) logs(ctx context.Context, j *job) ([]event, string, error) {
@@ -115,7 +115,7 @@ func (s *Swarm) logs(ctx context.Context, j *job) ([]event, string, error) {
 	if err := cmd.Wait(); err != nil {
 		return nil, "", s.failed(ctx, []string{"service", "logs"}, errs.String(), err)
 	}
-	return evs, lastLine(errs.String()), nil
+	return evs, agtWords(errs.String()), nil
 }
 
 // follower passes the events of one job, each once, in the order the job printed them.

@@ -51,14 +51,8 @@ func (s *Swarm) serviceCreate(j *Job, secret string) []string {
 	args := []string{"service", "create", "--detach", "--quiet", "--name", j.Name,
 		"--restart-condition", "none", "--stop-signal", "SIGTERM",
 		"--stop-grace-period", j.EngineGrace().String()}
-	labels := j.Labels()
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		args = append(args, "--label", k+"="+labels[k], "--container-label", k+"="+labels[k])
+	for _, kv := range sortedLabels(j.Labels()) {
+		args = append(args, "--label", kv, "--container-label", kv)
 	}
 	e := j.Engine
 	if e.Memory > 0 {
@@ -80,11 +74,14 @@ func (s *Swarm) serviceCreate(j *Job, secret string) []string {
 	return append(append(args, j.Image), j.Command()...)
 }
 
-// promptSecret puts the job's prompt into a secret of its own, labelled with the agent's
-// name, and returns the secret's name. The prompt goes on docker's stdin.
+// promptSecret puts the job's prompt into a secret of its own, labelled as the job is, and returns the secret's name. The prompt goes on docker's stdin.
 func (s *Swarm) promptSecret(ctx context.Context, j *Job) (string, error) {
 	name := promptSecretName()
-	_, err := s.docker(ctx, strings.NewReader(*j.Prompt), "secret", "create", "--label", LabelAgent+"="+j.Name, name, "-")
+	args := []string{"secret", "create"}
+	for _, kv := range sortedLabels(j.Labels()) {
+		args = append(args, "--label", kv)
+	}
+	_, err := s.docker(ctx, strings.NewReader(*j.Prompt), append(args, name, "-")...)
 	return name, err
 }
 
@@ -170,4 +167,14 @@ func promptSecretName() string {
 	var b [6]byte
 	rand.Read(b[:])
 	return "agt-prompt-" + hex.EncodeToString(b[:])
+}
+
+// sortedLabels lists labels as KEY=VALUE, sorted.
+func sortedLabels(labels map[string]string) []string {
+	out := make([]string, 0, len(labels))
+	for k, v := range labels {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -44,7 +44,9 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach\n" +
 			"   agt spawn --count 3 --agent claude --prompt 'fix the login bug' fix   # fix-1, fix-2, fix-3\n" +
 			"   agt spawn --agent claude,codex --prompt 'fix the login bug' fix       # fix-1 (claude), fix-2 (codex)\n" +
-			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only",
+			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only\n" +
+			"   agt spawn --on swarm --image my-agent:1 --wait --rm ci -- make test   # a Docker Swarm service\n" +
+			"   agt spawn --on k8s --image my-agent:1 --dry-run ci -- make test | kubectl create -f -",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent); a list (claude,codex) starts one of each as NAME-1, NAME-2…"},
 			&cli.IntFlag{Name: "count", Usage: "start `N` agents on the same task, NAME-1…NAME-N, each in a workspace of its own (a group, which ps shows)"},
@@ -73,7 +75,7 @@ func spawnCommand() *cli.Command {
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
-		}, sandboxFlags()...),
+		}, append(sandboxFlags(), engineFlags()...)...),
 		Action: runSpawn,
 	}
 }
@@ -97,6 +99,9 @@ func runSpawn(c *cli.Context) error {
 	}
 	if err := validNewName(name); err != nil {
 		return cli.Exit(err, 2)
+	}
+	if err := checkEngineFlags(c); err != nil {
+		return err
 	}
 	if isGroupSpawn(c) {
 		return spawnGroup(c, name, argv)

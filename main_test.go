@@ -83,6 +83,7 @@ func TestMain(m *testing.M) {
 func TestScripts(t *testing.T) {
 	t.Parallel() // beside TestRealAgents, which waits on real agents most of its time
 	t.Cleanup(stopSSHHosts)
+	t.Cleanup(stopSwarm)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -114,6 +115,9 @@ func TestScripts(t *testing.T) {
 				killMarked(testMarker + "=" + marker)
 				endCgroups(filepath.Join(env.WorkDir, "run"))
 			})
+			if err := setupSwarmScript(env); err != nil {
+				return err
+			}
 			return setupHostScript(env, marker)
 		},
 		Cmds: map[string]func(*testscript.TestScript, bool, []string){

@@ -153,8 +153,11 @@ func SwarmCommands(j *Job) string {
 	secret := ""
 	if j.Prompt != nil {
 		secret = promptSecretName()
-		fmt.Fprintf(&b, "printf '%%s' %s | %s secret create --label %s %s -\n", hosts.Quote(*j.Prompt), docker,
-			hosts.Quote(LabelAgent+"="+j.Name), hosts.Quote(secret))
+		create := []string{"secret", "create"}
+		for _, kv := range sortedLabels(j.Labels()) {
+			create = append(create, "--label", kv)
+		}
+		fmt.Fprintf(&b, "printf '%%s' %s | %s %s -\n", hosts.Quote(*j.Prompt), docker, hosts.Words(append(create, secret)))
 	}
 	s := &Swarm{Engine: j.Engine}
 	fmt.Fprintf(&b, "%s %s\n", docker, hosts.Words(s.serviceCreate(j, secret)))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -83,7 +84,7 @@ func newSwarm() (*testSwarm, error) {
 			return nil, fmt.Errorf("the swarm needs %s (Debian: docker.io, busybox-static, iproute2, util-linux)", prog)
 		}
 	}
-	if out, err := exec.Command("busybox").CombinedOutput(); err != nil || !bytes.Contains(out, []byte("BusyBox")) {
+	if out, err := exec.Command("busybox").CombinedOutput(); err != nil || !bytes.Contains(out, []byte("BusyBox")) || !static("busybox") {
 		return nil, fmt.Errorf("the swarm's image needs a static busybox (Debian: busybox-static)")
 	}
 	sweepStaleSwarms()
@@ -125,6 +126,25 @@ func newSwarm() (*testSwarm, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// static reports whether the program prog is a static executable: one with no interpreter.
+func static(prog string) bool {
+	path, err := exec.LookPath(prog)
+	if err != nil {
+		return false
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	return true
 }
 
 // buildImage builds a static agt from this module and makes agt's test image of it and

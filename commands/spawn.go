@@ -47,6 +47,7 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only\n" +
 			"   agt spawn --on swarm --image my-agent:1 --wait --rm ci -- make test   # a Docker Swarm service\n" +
 			"   agt spawn --on k8s --image my-agent:1 --dry-run ci -- make test | kubectl create -f -",
+		Description: helpText("spawn"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent); a list (claude,codex) starts one of each as NAME-1, NAME-2…"},
 			&cli.IntFlag{Name: "count", Usage: "start `N` agents on the same task, NAME-1…NAME-N, each in a workspace of its own (a group, which ps shows)"},
@@ -200,7 +201,7 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 	if conversation(a) {
 		// A conversation waits for its next message once a turn ends: its first turn is what
 		// spawn --wait waits for (or its stop to ask), its result the exit code.
-		err = printTurn(follow, out, a, 0, 0)
+		err = printTurn(follow, out, a, 0)
 		if err == errTurnFailed && ended(a) {
 			err = exitWithAgent(c, []*state.Agent{a}) // it ended before its turn did
 		}
@@ -427,6 +428,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 		opts.TTY, opts.Term = true, ttyTerm()
 		opts.Rows, opts.Cols = ttySize()
 		opts.InputScreen, opts.PermissionScreen = kind.InputScreen, kind.PermissionScreen
+		opts.BusyScreen, opts.RetryScreen, opts.ErrorScreen = kind.BusyScreen, kind.RetryScreen, kind.ErrorScreen
 	}
 	if opts.Sandbox, err = sandboxSpec(c, cfg, kind, opts.Env); err != nil {
 		return spawn.Options{}, nil, err
@@ -459,6 +461,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 	if kind.SessionUUID {
 		opts.SessionID, opts.NewSession = spawn.NewSessionID(), true
 	}
+	opts.SessionFile, opts.ForgetsInterrupted = kind.SessionFile, kind.ForgetsInterrupted
 	return opts, cfg, nil
 }
 

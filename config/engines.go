@@ -227,10 +227,15 @@ func engineArg(s string) error {
 	return nil
 }
 
-// envName checks the name of an environment variable.
+// envName checks the name of an environment variable: a letter or '_', then letters, digits
+// and '_' (what a shell exports), and not one of agt's.
 func envName(s string) error {
-	if s == "" || strings.ContainsAny(s, "=\x00") || strings.HasPrefix(s, "AGT_") {
-		return fmt.Errorf("%q: want a variable name (no '=', not one of agt's AGT_*)", s)
+	ok := s != "" && !strings.HasPrefix(s, "AGT_") && !(s[0] >= '0' && s[0] <= '9')
+	for i := 0; ok && i < len(s); i++ {
+		ok = isLabelAlnum(s[i]) || s[i] == '_'
+	}
+	if !ok {
+		return fmt.Errorf("%q: want a variable name (A-Z a-z 0-9 _, not one of agt's AGT_*)", s)
 	}
 	return nil
 }
@@ -244,8 +249,8 @@ func labelPart(s string, key bool) error {
 			return fmt.Errorf("label %q: agt.* labels are agt's own", s)
 		}
 		if i := strings.LastIndexByte(s, '/'); i >= 0 {
-			if i == 0 || i > 253 {
-				return fmt.Errorf("label %q: a bad prefix", s)
+			if !dnsSubdomain(s[:i]) {
+				return fmt.Errorf("label %q: its prefix is no DNS subdomain (a-z 0-9 - ., at most 253)", s)
 			}
 			s = s[i+1:]
 		}
@@ -264,6 +269,25 @@ func labelPart(s string, key bool) error {
 		return fmt.Errorf("label %q: want at most 63 of a-z A-Z 0-9 - _ ., starting and ending with a letter or digit", s)
 	}
 	return nil
+}
+
+// dnsSubdomain reports whether s is a DNS subdomain as Kubernetes takes one: at most 253 of
+// a-z 0-9 - ., each dot-separated part starting and ending with a letter or digit.
+func dnsSubdomain(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, part := range strings.Split(s, ".") {
+		ok := part != "" && part[0] != '-' && part[len(part)-1] != '-'
+		for i := 0; ok && i < len(part); i++ {
+			c := part[i]
+			ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func isLabelAlnum(c byte) bool {

@@ -41,6 +41,9 @@ func TestEngines(t *testing.T) {
 		{name: "agt's label", project: "[engines.swarm]\nlabels = { \"agt.agent\" = \"x\" }\n", err: "agt.* labels are agt's own"},
 		{name: "bad label value", project: "[engines.k8s]\nlabels = { team = \"a b\" }\n", err: "labels.team"},
 		{name: "agt's variable", project: "[engines.swarm]\nenv = [\"AGT_HOST\"]\n", err: "env: \"AGT_HOST\""},
+		{name: "variable with a space", project: "[engines.swarm]\nenv = [\"A B\"]\n", err: "env: \"A B\""},
+		{name: "label prefix with a space", project: "[engines.k8s]\nlabels = { \"a b/c\" = \"x\" }\n", err: "prefix is no DNS subdomain"},
+		{name: "label with a prefix", project: "[engines.k8s]\nlabels = { \"example.com/team\" = \"core\" }\n", want: func(c *Config) bool { return c.Engine(EngineK8s).Labels["example.com/team"] == "core" }},
 		{name: "a host named swarm", project: "[hosts]\nswarm = \"box\"\n", err: "host name \"swarm\" is reserved"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

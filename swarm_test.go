@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,44 @@ type testSwarm struct {
 	nodes   []*testNode
 	stop    chan struct{}
 	stopped chan struct{}
+	reaper  *exec.Cmd // sweeps the swarm when this test binary ends, however it ends
+	alive   io.Closer // the reaper's stdin: closed, or gone with this process, it sweeps
+}
+
+// swarmReaperEnv makes the test binary a reaper: it waits for its stdin to close (the test
+// binary that started it has ended, or tore the swarm down), then sweeps the swarm named by
+// the variable (PREFIX:DIR), so that a test binary killed outright (SIGKILL, a timeout)
+// leaves no dockerd's containerd, shim, job, namespace or mount behind.
+const swarmReaperEnv = "AGT_TEST_SWARM_REAPER"
+
+func init() {
+	if v, ok := os.LookupEnv(swarmReaperEnv); ok {
+		prefix, dir, _ := strings.Cut(v, ":")
+		io.Copy(io.Discard, os.Stdin)
+		sweepSwarm(prefix, dir)
+		os.Exit(0)
+	}
+}
+
+// startReaper starts the swarm's reaper, in a process group of its own (a Ctrl-C that ends
+// the tests does not end it before it sweeps).
+func (s *testSwarm) startReaper() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), swarmReaperEnv+"="+s.prefix+":"+s.dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.reaper, s.alive = cmd, w
+	return nil
 }
 
 var (
@@ -106,6 +145,9 @@ func newSwarm() (*testSwarm, error) {
 	fail := func(err error) (*testSwarm, error) {
 		s.teardown(nil)
 		return nil, err
+	}
+	if err := s.startReaper(); err != nil {
+		return fail(err)
 	}
 	if err := s.buildImage(); err != nil {
 		return fail(err)
@@ -309,6 +351,10 @@ func (s *testSwarm) teardown(procs []*exec.Cmd) {
 		p.Wait()
 	}
 	sweepSwarm(s.prefix, s.dir)
+	if s.reaper != nil {
+		s.alive.Close()
+		s.reaper.Wait()
+	}
 }
 
 // sweepSwarm ends what a swarm of prefix (agt-swarm-PID) with its files in dir left.

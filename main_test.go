@@ -114,6 +114,7 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 func TestScripts(t *testing.T) {
 	t.Parallel() // beside TestRealAgents, which waits on real agents most of its time
 	t.Cleanup(stopSSHHosts)
+	t.Cleanup(stopSwarm)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
@@ -142,6 +143,9 @@ func TestScripts(t *testing.T) {
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
 			// The race detector sleeps a second at every exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
+			if err := setupSwarmScript(env); err != nil {
+				return err
+			}
 			return setupHostScript(env, marker)
 		},
 		Cmds: scriptCmds,

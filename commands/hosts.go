@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
+	"agt/config"
 	"agt/hosts"
 	"agt/spawn"
 	"agt/stream"
@@ -73,6 +74,7 @@ func runHosts(c *cli.Context) error {
 	names := c.Args().Slice()
 	if len(names) == 0 {
 		names = append([]string{hosts.Local}, p.cfg.HostNames()...)
+		names = append(names, p.configuredEngines("ps")...)
 	}
 	rows := make([]hostRow, len(names))
 	var wg sync.WaitGroup
@@ -136,7 +138,7 @@ func hostStatus(ctx context.Context, pl hosts.Place) hostRow {
 			return r
 		}
 		r.Info = *info
-	} else {
+	} else if _, here := pl.(*hosts.This); here {
 		b := readBuildInfo("")
 		exe, _ := os.Executable()
 		r.Info = hosts.Info{Agt: exe, Version: b.String(), Revision: b.Revision, Protocol: hosts.Protocol, OS: runtime.GOOS, Arch: runtime.GOARCH}
@@ -201,7 +203,9 @@ func runHostsInstall(c *cli.Context) error {
 			return usagef(c, "%v", err)
 		}
 		s, ok := pl.(*hosts.SSH)
-		if !ok {
+		if !ok && config.IsEngine(n) {
+			return usagef(c, "%s is an engine: its jobs run the agt of their image (docs/engines.md)", n)
+		} else if !ok {
 			return usagef(c, "%s is this machine: agt is here already", n)
 		}
 		info, err := s.Install(c.Context, exe)

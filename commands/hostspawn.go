@@ -166,6 +166,7 @@ func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []st
 // grace (a second one kills it at once), and the stop's events still print. With --rm the
 // host removes the record at the end, however it ended.
 func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name string) error {
+	fl.out.w = keepWaiting(c, fl.out.w, qualified(place.Name(), name))
 	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
 	defer stopFollowing()
 	var stopErr error

@@ -44,7 +44,9 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach\n" +
 			"   agt spawn --count 3 --agent claude --prompt 'fix the login bug' fix   # fix-1, fix-2, fix-3\n" +
 			"   agt spawn --agent claude,codex --prompt 'fix the login bug' fix       # fix-1 (claude), fix-2 (codex)\n" +
-			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only",
+			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only\n" +
+			"   agt spawn --on swarm --image my-agent:1 --wait --rm ci -- make test   # a Docker Swarm service\n" +
+			"   agt spawn --on k8s --image my-agent:1 --dry-run ci -- make test | kubectl create -f -",
 		Description: helpText("spawn"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent); a list (claude,codex) starts one of each as NAME-1, NAME-2…"},
@@ -74,7 +76,7 @@ func spawnCommand() *cli.Command {
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
-		}, sandboxFlags()...),
+		}, append(sandboxFlags(), engineFlags()...)...),
 		Action: runSpawn,
 	}
 }
@@ -98,6 +100,9 @@ func runSpawn(c *cli.Context) error {
 	}
 	if err := validNewName(name); err != nil {
 		return cli.Exit(err, 2)
+	}
+	if err := checkEngineFlags(c); err != nil {
+		return err
 	}
 	if isGroupSpawn(c) {
 		return spawnGroup(c, name, argv)
@@ -176,6 +181,7 @@ func runSpawn(c *cli.Context) error {
 // grace, a second one kills it at once, and the events of the stop still print; then it exits
 // 128+N. With --rm the record goes at the end, however the agent ended.
 func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
+	out.w = keepWaiting(c, out.w, a.Name)
 	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
 	defer stopFollowing()
 	var stopErr error

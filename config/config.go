@@ -50,6 +50,8 @@ type Config struct {
 	Kinds          map[string]*Kind
 	Hosts          map[string]Host // the [hosts] table: machines reached over ssh
 	Files          []string        // the files read, user file first
+
+	Engines map[string]Engine // the [engines] table: agents as jobs of a cluster engine
 }
 
 // Restart is the restart policy: restart (on-failure, always, never), max_restarts and the
@@ -100,6 +102,7 @@ type file struct {
 	Agents         map[string]kindFile `toml:"agents"`
 	Hosts          map[string]any      `toml:"hosts"` // a destination string or a table each: see Host
 	sandboxKeys
+	engineKeys
 }
 
 type workspaceTable struct {
@@ -446,6 +449,9 @@ func (c *Config) merge(path string) error {
 		}
 	}
 	if err := c.mergeHosts(path, f.Hosts); err != nil {
+		return err
+	}
+	if err := c.mergeEngines(path, f.Engines); err != nil {
 		return err
 	}
 	if c.DefaultAgent != "" {

@@ -22,6 +22,9 @@ func scriptCondition(cond string) (bool, error) {
 	case "hosts":
 		_, err := startSSHHosts()
 		return err == nil, nil
+	case "swarm":
+		_, err := startSwarm()
+		return err == nil, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)
 }

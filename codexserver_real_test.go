@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"agt/internal/testprog/mockmodel"
 	"agt/stream"
 )
 
@@ -25,12 +26,14 @@ func TestRealCodexAppServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real agents: skipped in -short mode")
 	}
-	codex, err := exec.LookPath("codex")
-	if err != nil {
-		codex = filepath.Join(realCLIDir(), "codex")
-		if _, err := os.Stat(codex); err != nil {
-			t.Skip("codex not found on PATH or in " + realCLIDir())
-		}
+	// As TestRealAgents: only when asked, and then the codex asked for.
+	clis := os.Getenv(realCLIsEnv)
+	if clis == "" {
+		t.Skipf("real agents: run only when asked, with %s naming the directory of the CLIs", realCLIsEnv)
+	}
+	codex := filepath.Join(clis, "codex")
+	if _, err := os.Stat(codex); err != nil {
+		t.Fatalf("codex not found in %s=%s: %v", realCLIsEnv, clis, err)
 	}
 	t.Parallel()
 	dir := t.TempDir()
@@ -40,7 +43,7 @@ func TestRealCodexAppServer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mock := newMockModel(filepath.Join(dir, "mock.log"), t.Logf)
+	mock := mockmodel.New(filepath.Join(dir, "mock.log"), t.Logf)
 	defer mock.Close()
 	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(codexMockConfig(mock.URL(), false)), 0o600); err != nil {
 		t.Fatal(err)

@@ -371,17 +371,3 @@ func cmdSignalProc(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Check(syscall.Kill(pid, sig))
 	}
 }
-
-// waitprocs N REGEXP: wait until exactly N live processes of this script have a command line
-// matching REGEXP.
-func cmdWaitProcs(ts *testscript.TestScript, neg bool, args []string) {
-	noNegation(ts, neg, "waitprocs")
-	if len(args) != 2 {
-		ts.Fatalf("usage: waitprocs N REGEXP")
-	}
-	want, err := strconv.Atoi(args[0])
-	ts.Check(err)
-	re, err := regexp.Compile(args[1])
-	ts.Check(err)
-	poll(ts, fmt.Sprintf("%d processes matching %s", want, args[1]), func() bool { return len(maps.Collect(scriptProcs(ts, re))) == want })
-}

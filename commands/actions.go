@@ -43,7 +43,7 @@ func (f *localFleet) act(ctx context.Context, act fleetAction, row *topRow) (str
 		if err := budgetLeft(f.d); err != nil {
 			return "", err
 		}
-		rep, err := sendMessage(ctx, a, act.Text, act.Queue)
+		rep, err := sendMessage(ctx, a, spawn.Request{Op: spawn.OpSend, Text: act.Text, Queue: act.Queue})
 		if err != nil {
 			return "", err
 		}

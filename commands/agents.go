@@ -15,18 +15,13 @@ func agentsCommand() *cli.Command {
 		Name:  "agents",
 		Usage: "list the agent kinds agt can spawn",
 		UsageText: "agt agents [--json | --format TEMPLATE]\n\n" +
-			"Lists every kind, built-in or from agt.toml, with its argv, its output format,\n" +
-			"whether its program is on PATH, the version installed (read from its npm\n" +
-			"package, without running it) and whether agt was tested with that version:\n" +
-			"yes, or no and the version it was tested with (docs/compat.md); and the arguments\n" +
-			"it runs with inside a sandbox (spawn --sandbox, unless --plan): the built-in kinds\n" +
-			"skip their permission prompts there, the sandbox being the boundary (sandbox_args\n" +
-			"= [] in agt.toml turns that off; Gemini's auto_args skip them everywhere).\n\n" +
+			"Lists every agent kind, built-in or from agt.toml, and how agt runs it.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt agents\n" +
 			"   agt agents | jq -r 'select(.installed) | .name'\n" +
 			"   agt agents | jq -r 'select(.version != \"\" and .version != .tested) | .name'",
-		Flags: []cli.Flag{jsonFlag(), formatFlag("agents", agentRow{}, "{{.name}} {{.installed}}")},
+		Description: helpText("agents"),
+		Flags:       []cli.Flag{jsonFlag(), formatFlag("agents", agentRow{}, "{{.name}} {{.installed}}")},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return usagef(c, "agents takes no arguments")

@@ -16,12 +16,11 @@ func approveCommand() *cli.Command {
 		Name:  "approve",
 		Usage: "allow what a conversation agent asks permission for",
 		UsageText: "agt approve [--always] NAME [ID]\n\n" +
-			"Answers a pending permission request of an agent spawned with --converse: allow. ID defaults\n" +
-			"to the only pending request; with several, name one (agt permissions lists them). --always\n" +
-			"also allows such requests for the rest of the session.\n\n" +
+			"Allows a conversation agent's pending permission request.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt approve fix-auth\n" +
 			"   agt approve --always fix-auth toolu_01MockAbc",
+		Description: helpText("approve"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "always", Usage: "allow the like for the rest of the session"},
 		},
@@ -34,11 +33,11 @@ func denyCommand() *cli.Command {
 		Name:  "deny",
 		Usage: "refuse what a conversation agent asks permission for",
 		UsageText: "agt deny [--message TEXT] NAME [ID]\n\n" +
-			"Answers a pending permission request of an agent spawned with --converse: deny, telling the\n" +
-			"agent --message instead (what to do rather). ID defaults to the only pending request.\n\n" +
+			"Refuses a conversation agent's pending permission request.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt deny fix-auth\n" +
 			"   agt deny --message 'use make clean' fix-auth",
+		Description: helpText("deny"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "what the agent is told instead"},
 		},
@@ -102,9 +101,10 @@ func interruptCommand() *cli.Command {
 		Name:  "interrupt",
 		Usage: "cancel a conversation agent's running turn",
 		UsageText: "agt interrupt NAME\n\n" +
-			"Cancels the turn an agent spawned with --converse is running; it then waits for input.\n\n" +
+			"Cancels the turn a conversation agent is running; it then waits for input.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt interrupt fix-auth && agt send fix-auth 'stop; do this instead'",
+		Description: helpText("interrupt"),
 		Action: func(c *cli.Context) error {
 			args := c.Args().Slice()
 			if len(args) != 1 {

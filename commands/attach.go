@@ -24,17 +24,13 @@ func attachCommand() *cli.Command {
 		Name:  "attach",
 		Usage: "connect this terminal to a terminal agent's; Ctrl-\\ detaches and leaves it running",
 		UsageText: "agt attach [--detach-keys KEYS] NAME\n\n" +
-			"Shows the screen of an agent spawned with --tty and types what you type into it; the window\n" +
-			"size follows yours (the last client to resize wins when several are attached). The detach keys\n" +
-			"(Ctrl-\\, or detach_keys in agt.toml) leave it running; attach again to come back. An agent not\n" +
-			"on a terminal is shown read-only, as agt tail -f shows it. Exit status: 0 after a detach, the\n" +
-			"agent's own when it ends while attached, 1 when it cannot attach. Raw: the program's\n" +
-			"output reaches your terminal as it wrote it, escape sequences and all (it draws its screen\n" +
-			"with them), so attach only to what you would run in that terminal yourself.\n\n" +
+			"Shows the screen of an agent spawned with --tty and types what you type into it, until the\n" +
+			"detach keys (Ctrl-\\) leave it running.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt spawn --tty --detach --agent claude helper   # then, whenever:\n" +
 			"   agt attach helper\n" +
 			"   agt attach --detach-keys ctrl-p,ctrl-q helper",
+		Description: helpText("attach"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "label", Hidden: true, Usage: "the `HOST:NAME` to say in messages (set by agt over ssh)"},
 			&cli.StringFlag{Name: "detach-keys", Usage: "the `KEYS` that detach: a character or ctrl-X, comma-separated (ctrl-p,ctrl-q)", DefaultText: `ctrl-\, or detach_keys`, EnvVars: []string{"AGT_DETACH_KEYS"}},

@@ -18,13 +18,12 @@ func completionCommand() *cli.Command {
 		Name:  "completion",
 		Usage: "print a shell completion script: bash, zsh or fish",
 		UsageText: "agt completion bash|zsh|fish\n\n" +
-			"Prints a script that completes agt's commands, their flags, agent names (from agt ps),\n" +
-			"kinds (from agt agents) and the values of --state, --type, --workspace and --restart.\n" +
-			"It is made from agt's own command definitions, so it is never out of date.\n\n" +
+			"Prints a script that completes agt's commands, flags, agent names and kinds.\n\n" +
 			"EXAMPLES:\n" +
 			"   source <(agt completion bash)                       # in ~/.bashrc\n" +
 			"   source <(agt completion zsh)                        # in ~/.zshrc\n" +
 			"   agt completion fish > ~/.config/fish/completions/agt.fish",
+		Description: helpText("completion"),
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
 				return usagef(c, "want one shell: agt completion bash|zsh|fish")

@@ -20,20 +20,13 @@ func diffCommand() *cli.Command {
 		Name:  "diff",
 		Usage: "show what an agent changed in its workspace, or compare several agents' changes",
 		UsageText: "agt diff [--stat] [--json | --format T] NAME|PATTERN...\n\n" +
-			"Shows an agent's change against the revision it started from, as a Git-format diff:\n" +
-			"its commits and what it left uncommitted, new files included, in a git worktree or a\n" +
-			"jj workspace. What copy and setup put there is left out. On a running agent it is a\n" +
-			"snapshot, and nothing in its workspace changes. Several agents print one after\n" +
-			"another, each under a '# agt diff NAME' line. --stat compares them instead, one row\n" +
-			"each: files, insertions, deletions, commits, uncommitted files, whether the work is\n" +
-			"merged, the cost and the agent's last result. --json prints one object per agent\n" +
-			"(with the patch, unless --stat). A PATTERN such as 'fix-*' names every agent it\n" +
-			"matches. On a terminal, control bytes in the diff are shown escaped.\n\n" +
+			"Shows what an agent changed in its workspace, as a Git diff, or compares several (--stat).\n\n" +
 			"EXAMPLES:\n" +
 			"   agt diff fix-auth\n" +
 			"   agt diff fix-auth | git apply --check\n" +
 			"   agt diff --stat 'fix-*'\n" +
 			"   agt diff --json fix-auth | jq '.files[].path'",
+		Description: helpText("diff"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "stat", Usage: "one row per agent: files, insertions, deletions, commits, merged, cost, result"},
 			jsonFlag(),

@@ -21,19 +21,12 @@ func doctorCommand() *cli.Command {
 		Name:  "doctor",
 		Usage: "say which of agt's guarantees hold on this machine",
 		UsageText: "agt doctor [--json | --format TEMPLATE]\n\n" +
-			"Checks what agt's promises rest on here: pidfd (a recycled pid is never signalled),\n" +
-			"child subreapers (orphans come back to their supervisor), the boot id (nothing is\n" +
-			"signalled after a reboot), /proc (the sweep that finds setsid grandchildren), inotify\n" +
-			"headroom (followers wake at once), the run directory, cgroups (a cgroup v2 the user can\n" +
-			"make cgroups in, found through /proc/self/mountinfo: an agent's whole tree ends with it);\n" +
-			"and whether agt spawn --sandbox works here, for this user and (as root) for an ordinary\n" +
-			"one. It changes nothing; its only processes are the empty sandboxes it tries. Exit status:\n" +
-			"0 when every guarantee holds, 1 when one does not (cgroups and sandboxes depend on what\n" +
-			"this user may do here: they do not count).\n\n" +
+			"Says which of agt's guarantees hold on this machine; it starts and changes nothing.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt doctor\n" +
 			"   agt doctor | jq -r 'select(.ok | not) | .check'",
-		Flags: []cli.Flag{jsonFlag(), formatFlag("doctor", doctorCheck{}, "{{.check}} {{.ok}}")},
+		Description: helpText("doctor"),
+		Flags:       []cli.Flag{jsonFlag(), formatFlag("doctor", doctorCheck{}, "{{.check}} {{.ok}}")},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return usagef(c, "doctor takes no arguments")

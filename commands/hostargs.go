@@ -38,6 +38,9 @@ func hostsArg(c *cli.Context) string {
 			return l.String("host")
 		}
 	}
+	if on := c.String("on"); on != "" && lookupFlag(c.Command, "on") != nil {
+		return on // spawn --on ENGINE: the engine is the place
+	}
 	return env
 }
 
@@ -46,6 +49,7 @@ type places struct {
 	cfg    *config.Config
 	runDir string // agt's --run-dir, passed on to the local child
 	ctl    string // the private directory of the ssh masters; made when first needed
+	verb   string // the command's path: --host all adds engines for those they answer
 	byName map[string]hosts.Place
 }
 
@@ -58,7 +62,7 @@ func newPlaces(c *cli.Context) (*places, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &places{cfg: cfg, runDir: c.String("run-dir"), byName: map[string]hosts.Place{}}, nil
+	return &places{cfg: cfg, runDir: c.String("run-dir"), verb: commandPath(c), byName: map[string]hosts.Place{}}, nil
 }
 
 // get returns the place called name.
@@ -72,6 +76,8 @@ func (p *places) get(name string) (hosts.Place, error) {
 		pl = &hosts.This{RunDir: p.runDir}
 	case name == config.HostAll:
 		return nil, fmt.Errorf("all is every host: it names no one host")
+	case config.IsEngine(name):
+		pl = p.engine(name)
 	case ok:
 		ctl, err := p.control()
 		if err != nil {
@@ -118,6 +124,7 @@ func (p *places) list(arg string) ([]hosts.Place, error) {
 		case config.HostAll:
 			names = append(names, hosts.Local)
 			names = append(names, p.cfg.HostNames()...)
+			names = append(names, p.configuredEngines(p.verb)...)
 		default:
 			names = append(names, n)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
+	"agt/config"
 	"agt/hosts"
 	"agt/spawn"
 	"agt/stream"
@@ -24,25 +25,24 @@ func hostsCommand() *cli.Command {
 		Usage: "list the hosts agt runs agents on, whether each answers, its agt and its agents",
 		UsageText: "agt hosts [--json | --format T] [HOST...]\n" +
 			"agt hosts install HOST...\n\n" +
-			"Lists this machine and every host of [hosts] in agt.toml (or the HOSTs named: [hosts]\n" +
-			"names or ssh destinations): whether ssh reaches it, the agt there (its path, version\n" +
-			"and protocol), and how many agents it holds and how many of them are alive. A host\n" +
-			"that does not answer says why, in ssh's words. Exit status: 0 when every host\n" +
-			"answers with an agt that this one can use, 1 otherwise. 'agt hosts install' copies\n" +
-			"this agt to each HOST (of the same OS and architecture): to its [hosts] agt, else to\n" +
-			"~/.local/bin/agt, where agt finds it without configuration.\n\n" +
+			"Lists the hosts agt runs agents on: whether each answers, its agt and its agents.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt hosts\n" +
 			"   agt hosts install box2\n" +
 			"   agt hosts --format '{{.host}} {{.version}}' box2 dev@box3.example.com",
-		Flags:  []cli.Flag{jsonFlag(), formatFlag("hosts", hostRow{}, "{{.host}} {{.reachable}}")},
-		Action: runHosts,
+		Description: helpText("hosts"),
+		Flags:       []cli.Flag{jsonFlag(), formatFlag("hosts", hostRow{}, "{{.host}} {{.reachable}}")},
+		Action:      runHosts,
 		Subcommands: []*cli.Command{{
-			Name:      "install",
-			Usage:     "copy this agt to hosts",
-			UsageText: "agt hosts install HOST...",
-			Flags:     []cli.Flag{jsonFlag()},
-			Action:    runHostsInstall,
+			Name:  "install",
+			Usage: "copy this agt to hosts",
+			UsageText: "agt hosts install HOST...\n\n" +
+				"Copies this agt to each HOST, of the same OS and architecture.\n\n" +
+				"EXAMPLES:\n" +
+				"   agt hosts install box2",
+			Description: helpText("hosts install"),
+			Flags:       []cli.Flag{jsonFlag()},
+			Action:      runHostsInstall,
 		}},
 	}
 }
@@ -74,6 +74,7 @@ func runHosts(c *cli.Context) error {
 	names := c.Args().Slice()
 	if len(names) == 0 {
 		names = append([]string{hosts.Local}, p.cfg.HostNames()...)
+		names = append(names, p.configuredEngines("ps")...)
 	}
 	rows := make([]hostRow, len(names))
 	var wg sync.WaitGroup
@@ -137,7 +138,7 @@ func hostStatus(ctx context.Context, pl hosts.Place) hostRow {
 			return r
 		}
 		r.Info = *info
-	} else {
+	} else if _, here := pl.(*hosts.This); here {
 		b := readBuildInfo("")
 		exe, _ := os.Executable()
 		r.Info = hosts.Info{Agt: exe, Version: b.String(), Revision: b.Revision, Protocol: hosts.Protocol, OS: runtime.GOOS, Arch: runtime.GOARCH}
@@ -202,7 +203,9 @@ func runHostsInstall(c *cli.Context) error {
 			return usagef(c, "%v", err)
 		}
 		s, ok := pl.(*hosts.SSH)
-		if !ok {
+		if !ok && config.IsEngine(n) {
+			return usagef(c, "%s is an engine: its jobs run the agt of their image (docs/engines.md)", n)
+		} else if !ok {
 			return usagef(c, "%s is this machine: agt is here already", n)
 		}
 		info, err := s.Install(c.Context, exe)

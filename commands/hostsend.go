@@ -3,7 +3,6 @@ package commands
 import (
 	"fmt"
 
-	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
 	"agt/hosts"
@@ -26,7 +25,7 @@ func sendWaitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name s
 		case t == nil:
 			return nil
 		case isSeqMark(t):
-			taken, turn.skip = true, int(gjson.GetBytes(t, "skip").Int())
+			taken = true
 		default:
 			turn.ends(t)
 		}

@@ -166,6 +166,7 @@ func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []st
 // grace (a second one kills it at once), and the stop's events still print. With --rm the
 // host removes the record at the end, however it ended.
 func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name string) error {
+	fl.out.w = keepWaiting(c, fl.out.w, qualified(place.Name(), name))
 	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
 	defer stopFollowing()
 	var stopErr error
@@ -223,7 +224,6 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 type firstTurn struct {
 	done, ok bool
 	asks     string
-	skip     int // results of turns before it still to come (send --queue)
 }
 
 func (t *firstTurn) ends(line []byte) bool {
@@ -233,14 +233,10 @@ func (t *firstTurn) ends(line []byte) bool {
 	switch gjson.GetBytes(line, "type").Str {
 	case "state":
 		why := gjson.GetBytes(line, "reason").Str
-		if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) && t.skip == 0 {
+		if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) {
 			t.asks, t.done = why, true
 		}
 	case "result":
-		if t.skip > 0 {
-			t.skip--
-			return false
-		}
 		t.ok, t.done = gjson.GetBytes(line, "ok").Bool(), true
 	}
 	return t.done

@@ -58,7 +58,7 @@ var hostVerbs = map[string]hostVerb{
 	"send":             {names: 1, run: sendOnHosts},
 	"attach":           {names: 1, run: attachOnHosts},
 	"tail":             {names: -1, run: tailOnHosts},
-	"spawn":            {names: 1, run: spawnOnHosts, spread: true},
+	"spawn":            {names: 1, run: spawnOnPlaces, spread: true},
 	"diff":             {names: -1, run: diffOnHosts},
 	"merge":            {names: 1},
 	"top":              {run: topOnHosts},

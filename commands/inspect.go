@@ -23,15 +23,14 @@ func inspectCommand() *cli.Command {
 		Name:  "inspect",
 		Usage: "show everything agt knows of agents: argv, environment, workspace, logs, restarts",
 		UsageText: "agt inspect [--json | --format T] NAME...\n\n" +
-			"Shows each agent's record and status in one place: what it runs (argv, working\n" +
-			"directory, the names of the variables --env gave it), its workspace, its state and\n" +
-			"restarts with their last exits, its session and usage, and the paths of its logs. A\n" +
-			"view to read on a terminal; one JSON object per agent otherwise.\n\n" +
+			"Shows everything agt knows of each agent: a view on a terminal, one JSON object per agent\n" +
+			"otherwise.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt inspect fix-auth\n" +
 			"   agt inspect fix-auth | jq -r .files.stdout\n" +
 			"   agt inspect --format '{{.workspace.branch}}' fix-auth",
-		Flags: []cli.Flag{jsonFlag(), formatFlagOf("inspect", inspectFields(), "{{.name}} {{.cwd}}")},
+		Description: helpText("inspect"),
+		Flags:       []cli.Flag{jsonFlag(), formatFlagOf("inspect", inspectFields(), "{{.name}} {{.cwd}}")},
 		Action: func(c *cli.Context) error {
 			out, err := outputFor(c)
 			if err != nil {

@@ -20,17 +20,13 @@ func logsCommand() *cli.Command {
 		Name:  "logs",
 		Usage: "print an agent's raw output, as it wrote it",
 		UsageText: "agt logs [-f] [-n N] [--stderr] NAME\n\n" +
-			"Prints what the agent wrote to its stdout (--stderr: its stderr), byte for byte, from\n" +
-			"the capped copies agt keeps (stdout.log, rotated at 8 MiB). -f keeps printing what it\n" +
-			"writes until it ends. For an agent on a terminal (spawn --tty), what its terminal showed,\n" +
-			"escape sequences and all (tty.log). Raw: unlike every other command, it passes the\n" +
-			"agent's bytes, control characters and escape sequences included, to your terminal as they\n" +
-			"are; pipe it (| cat -v, | less) to read an agent you do not trust. For the decoded\n" +
-			"events, escaped, see agt tail.\n\n" +
+			"Prints what the agent wrote to its stdout (--stderr: its stderr), byte for byte; agt tail\n" +
+			"prints the decoded events.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt logs build\n" +
 			"   agt logs -n 50 --stderr build\n" +
 			"   agt logs -f fix-auth | jq -c 'select(.type==\"assistant\")'",
+		Description: helpText("logs"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing new output until the agent ends"},
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` lines (0: none, only new ones with -f)", DefaultText: "all"},

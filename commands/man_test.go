@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/urfave/cli/v2"
 )
 
 var updateMan = flag.Bool("u", false, "rewrite docs/agt.1 from the command definitions")
@@ -19,6 +21,7 @@ func TestManPage(t *testing.T) {
 	app := New("")
 	app.Version = "" // the man page describes the commands, not a build
 	app.HideVersion = true
+	withDescriptions(app.Commands)
 	got, err := app.ToManWithSection(1)
 	if err != nil {
 		t.Fatal(err)
@@ -36,5 +39,16 @@ func TestManPage(t *testing.T) {
 	}
 	if string(want) != got {
 		t.Errorf("%s is out of date: rewrite it with go test ./commands -run ManPage -u", path)
+	}
+}
+
+// withDescriptions appends each command's Description to its UsageText: the library's man-page
+// writer shows UsageText and leaves Description out, and the man page carries the whole help.
+func withDescriptions(cmds []*cli.Command) {
+	for _, c := range cmds {
+		if c.Description != "" {
+			c.UsageText += "\n\n" + c.Description
+		}
+		withDescriptions(c.Subcommands)
 	}
 }

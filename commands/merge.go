@@ -16,20 +16,12 @@ func mergeCommand() *cli.Command {
 		Name:  "merge",
 		Usage: "bring an agent's work into the branch (or jj change) it started from",
 		UsageText: "agt merge [--squash] [--message M] [--stop] NAME\n\n" +
-			"Merges the agent's work into what it was spawned from: for a git worktree, the branch\n" +
-			"that was checked out (or named by --base) then, in your checkout of it, as git merge\n" +
-			"there would (a fast-forward when it can be one); for a jj workspace, the base change,\n" +
-			"which its revisions are squashed into. What it left uncommitted is first committed on\n" +
-			"its branch, with a message that says so; what copy and setup put there is left out.\n" +
-			"It refuses with one line and changes nothing in your checkout when the agent still\n" +
-			"runs (--stop stops it first), when your checkout is on another branch or has\n" +
-			"uncommitted changes, and when the merge would conflict: then the files are listed,\n" +
-			"with how to merge by hand. The agent's commits stay on its branch whatever happens.\n" +
-			"Afterwards agt workspaces shows it merged, and agt rm --workspace NAME removes it.\n\n" +
+			"Brings an agent's work into the branch (or jj change) it started from, or refuses with nothing changed.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt merge fix-auth\n" +
 			"   agt merge --squash --message 'Fix the login bug' fix-auth\n" +
 			"   agt merge --stop fix-auth",
+		Description: helpText("merge"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "squash", Usage: "one new commit on your branch instead of a merge (git; jj always squashes)"},
 			&cli.StringFlag{Name: "message", Aliases: []string{"m"}, Usage: "the `MESSAGE` of the merge or squash commit (git: a merge commit even where a fast-forward would do)"},

@@ -15,13 +15,14 @@ func permissionsCommand() *cli.Command {
 		Name:  "permissions",
 		Usage: "list the permission requests agents wait on",
 		UsageText: "agt permissions [--json | --format TEMPLATE] [NAME...]\n\n" +
-			"Lists the pending permission requests of conversation agents (every agent without NAME),\n" +
-			"oldest first: the inbox that agt approve and agt deny answer.\n\n" +
+			"Lists the pending permission requests of conversation agents, oldest first: the inbox that\n" +
+			"agt approve and agt deny answer.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt permissions\n" +
 			"   agt permissions | jq -r '\"agt approve \\(.agent) \\(.id)\"'",
-		Flags:  []cli.Flag{jsonFlag(), formatFlag("permissions", permissionRow{}, "{{.agent}} {{.id}}")},
-		Action: runPermissions,
+		Description: helpText("permissions"),
+		Flags:       []cli.Flag{jsonFlag(), formatFlag("permissions", permissionRow{}, "{{.agent}} {{.id}}")},
+		Action:      runPermissions,
 	}
 }
 

@@ -21,12 +21,13 @@ func psCommand() *cli.Command {
 		Name:  "ps",
 		Usage: "list agents and their states",
 		UsageText: "agt ps [--state STATE] [-q] [--json | --format TEMPLATE] [NAME...]\n\n" +
-			"Lists agents: a table on a terminal, one JSON object per agent otherwise. It never\n" +
+			"Lists agents, a table on a terminal and one JSON object per agent otherwise; it never\n" +
 			"starts a process and never waits, so it fits in a shell prompt.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt ps\n" +
 			"   agt ps --state waiting -q\n" +
 			"   agt ps --format '{{.name}} {{.state}}'",
+		Description: helpText("ps"),
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "state", Usage: "only agents in this `STATE` (repeatable)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print names only"},

@@ -20,15 +20,13 @@ func reapCommand() *cli.Command {
 		Name:  "reap",
 		Usage: "finish agents whose supervisor is gone: kill what is left, record the end",
 		UsageText: "agt reap [--dry-run] [--prune DURATION] [--json | --format T]\n\n" +
-			"For every lost agent (its supervisor died: kill -9, OOM, reboot) kills what is left of\n" +
-			"its process tree, verifying each process first, and writes its final status. Prints\n" +
-			"one line per agent reaped (NDJSON when piped), nothing when there is nothing to do.\n" +
-			"--prune also deletes the records of agents ended longer ago than DURATION; their\n" +
-			"workspaces stay, listed by agt workspaces (agt workspaces prune removes them).\n\n" +
+			"Ends every lost agent (its supervisor died: kill -9, OOM, reboot): kills what is left of\n" +
+			"its tree and writes its final status.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt reap\n" +
 			"   agt reap --prune 7d\n" +
-			"   */5 * * * * agt reap >>\"$HOME/.local/state/agt/reap.log\" 2>&1   # crontab",
+			"   */5 * * * * $HOME/.local/bin/agt reap >>\"$HOME/.local/state/agt/reap.log\" 2>&1   # crontab: agt's full path",
+		Description: helpText("reap"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "dry-run", Usage: "say what would be reaped, change nothing"},
 			&cli.StringFlag{Name: "prune", Usage: "also delete the records of agents ended more than `DURATION` ago (7d, 12h)"},

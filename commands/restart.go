@@ -17,12 +17,12 @@ func restartCommand() *cli.Command {
 		Name:  "restart",
 		Usage: "stop agents if they run, then start them again, resuming their sessions",
 		UsageText: "agt restart [-t DURATION] [--fresh] NAME...\n\n" +
-			"Stops each live agent (as agt stop), then starts it again from its record, resuming\n" +
-			"its session where its kind can (Claude --resume, Codex exec resume, …) unless --fresh.\n" +
-			"Works on running, ended and lost agents; prints the spawned event of each new run.\n\n" +
+			"Stops each agent, then starts it again from its record, resuming its session unless\n" +
+			"--fresh.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt restart fix-auth\n" +
 			"   agt restart --fresh -t 5s fix-auth review",
+		Description: helpText("restart"),
 		Flags: []cli.Flag{
 			&cli.DurationFlag{Name: "timeout", Aliases: []string{"t"}, Usage: "grace before SIGKILL when stopping; 0 kills at once", DefaultText: "the agent's --timeout"},
 			&cli.BoolFlag{Name: "fresh", Usage: "start a new session instead of resuming"},

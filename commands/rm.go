@@ -20,16 +20,14 @@ func rmCommand() *cli.Command {
 		Name:  "rm",
 		Usage: "forget ended agents; with --workspace, remove their workspaces too",
 		UsageText: "agt rm [--workspace] [--force] NAME... | --all\n\n" +
-			"Removes the record of each agent that has ended. --workspace also removes the jj\n" +
-			"workspace or git worktree (and its branch) that spawn made for it, unless that would\n" +
-			"lose work. --force stops a live agent first and removes whatever it holds. --all\n" +
-			"removes every agent that has ended, and leaves the others alone. A workspace left\n" +
-			"behind stays listed by agt workspaces, and agt workspaces prune removes it.\n\n" +
+			"Removes the record of each agent that has ended, and with --workspace its workspace,\n" +
+			"unless that would lose work.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt rm fix-auth\n" +
 			"   agt rm --workspace fix-auth\n" +
 			"   agt rm --all --workspace\n" +
 			"   agt rm --force --workspace runaway",
+		Description: helpText("rm"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "workspace", Aliases: []string{"w"}, Usage: "also remove the agent's workspace (refused when it holds unsaved work)"},
 			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "stop a live agent first; remove its workspace even with unsaved work"},

@@ -20,25 +20,20 @@ func sendCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "send",
 		Usage: "give a conversation agent its next turn, or type into a terminal agent",
-		UsageText: "agt send [--wait] [--queue] NAME MESSAGE|-\n" +
+		UsageText: "agt send [--wait] [--queue|--steer] NAME MESSAGE|-\n" +
 			"agt send --keys NAME KEYS\n\n" +
-			"Delivers a user message to an agent spawned with --converse that waits for input: the next\n" +
-			"turn of the same session. - reads the message from stdin. It refuses when the agent is busy,\n" +
-			"unless --queue, which delivers it when the running turn ends. The message is never written to\n" +
-			"events or logs. --wait prints that turn's events and exits 0 on an ok result, 1 on a failed one,\n" +
-			"4 when the turn stops to ask you (a permission, a plan: agt approve or deny answers).\n" +
-			"To an agent spawned with --tty, MESSAGE is typed and Enter pressed (several lines as one\n" +
-			"bracketed paste); it fails unless the agent shows something within 3s. --keys types KEYS as they\n" +
-			"are, where <Enter> <Esc> <Tab> <BS> <Space> <Up> <Down> <Left> <Right> <Home> <End> <PgUp> <PgDn>\n" +
-			"<Del> are those keys, <C-x> is Ctrl-X and <lt> a literal <.\n\n" +
+			"Gives a conversation agent its next turn, or types into a terminal agent.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt send fix-auth 'now add a regression test'\n" +
 			"   agt send --wait fix-auth 'commit it' | jq -c 'select(.type==\"result\")'\n" +
 			"   git diff | agt send --queue review -\n" +
+			"   agt send --steer fix-auth 'leave the tests alone'\n" +
 			"   agt send --keys editor 'ihello<Esc>:w<Enter>'",
+		Description: helpText("send"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "wait", Usage: "print the turn's events and exit with how it ended"},
 			&cli.BoolFlag{Name: "queue", Usage: "deliver it when the running turn ends instead of refusing"},
+			&cli.BoolFlag{Name: "steer", Usage: "add it to the running turn instead of refusing (Codex)"},
 			&cli.BoolFlag{Name: "keys", Usage: "type KEYS into a terminal agent (spawn --tty), <Enter> and the like for keys"},
 			&cli.BoolFlag{Name: "seqs", Hidden: true, Usage: "with --wait, first where the agent's log stood when the message was taken (what agt asks of a host)"},
 			jsonFlag(),
@@ -60,6 +55,9 @@ func runSend(c *cli.Context) error {
 	if len(args) != 2 {
 		return usagef(c, "want NAME and MESSAGE: agt send [--wait] [--queue] NAME MESSAGE|-")
 	}
+	if c.Bool("queue") && c.Bool("steer") {
+		return usagef(c, "--queue and --steer do not mix: the message waits for the turn's end, or goes into the turn")
+	}
 	msg, err := readMessage(c, args[1])
 	if err != nil {
 		return err
@@ -71,12 +69,19 @@ func runSend(c *cli.Context) error {
 	if err := checkBudget(c); err != nil {
 		return err
 	}
-	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue")) {
-		return usagef(c, "%s runs on a terminal, which has no turns to --wait or --queue for; agt send %s MESSAGE types it now", a.Name, a.Name)
+	if spec, err := a.ReadSpec(); err == nil && spec.TTY && (c.Bool("wait") || c.Bool("queue") || c.Bool("steer")) {
+		return usagef(c, "%s runs on a terminal, which has no turns to --wait, --queue or --steer for; agt send %s MESSAGE types it now", a.Name, a.Name)
 	}
-	r, err := sendMessage(c.Context, a, msg, c.Bool("queue"))
+	var r *spawn.Reply
+	if c.Bool("wait") && c.Bool("queue") {
+		// Its own turn, however many wait before it: the supervisor says where it began.
+		r, err = spawn.SendQueued(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: true})
+		err = sendError(a, err)
+	} else {
+		r, err = sendMessage(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue"), Steer: c.Bool("steer")})
+	}
 	if err != nil {
-		return err
+		return controlError(a, err)
 	}
 	if !c.Bool("wait") {
 		if isTerminal(c.App.ErrWriter) {
@@ -92,17 +97,13 @@ func runSend(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	skip := 0
-	if r.Queued {
-		skip = 1 // the running turn's result comes first
-	}
 	if c.Bool("seqs") && out.mode == modeJSON {
 		// The agt that sent it over a link resumes the turn from here if the link drops.
-		fmt.Fprintf(out.w, "{\"agent\":%s,\"last_seq\":%d,\"skip\":%d}\n", stream.AppendString(nil, a.Name), r.Seq, skip)
+		fmt.Fprintf(out.w, "{\"agent\":%s,\"last_seq\":%d}\n", stream.AppendString(nil, a.Name), r.Seq)
 	}
 	out.status = startStatus(c.App.ErrWriter, func() string { return "waiting for the turn of " + stateLine(a) })
 	defer out.status.stop()
-	return printTurn(c.Context, out, a, r.Seq, skip)
+	return printTurn(c.Context, out, a, r.Seq)
 }
 
 // readMessage is send's MESSAGE: as given, or read from stdin for -; never empty.
@@ -120,20 +121,29 @@ func readMessage(c *cli.Context, msg string) (string, error) {
 	return msg, nil
 }
 
-// sendMessage gives a its next turn, msg (queued after the running one when queue is set):
-// agt send, and top's key.
-func sendMessage(ctx context.Context, a *state.Agent, msg string, queue bool) (*spawn.Reply, error) {
-	r, err := spawn.Control(ctx, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: queue})
+// sendMessage sends a the message of req (its next turn; queued after the running one, or into
+// it, as req says): agt send, and top's key.
+func sendMessage(ctx context.Context, a *state.Agent, req spawn.Request) (*spawn.Reply, error) {
+	r, err := spawn.Control(ctx, a, req)
 	if err != nil {
-		return nil, controlError(a, err)
+		return nil, sendError(a, err)
 	}
 	return r, nil
 }
 
+// sendError is controlError, saying of a message sent without an answer that its delivery is
+// unknown: it may well have been delivered (R38).
+func sendError(a *state.Agent, err error) error {
+	if errors.Is(err, spawn.ErrNoAnswer) {
+		return withHint(fmt.Errorf("delivery unknown: %w", err), fmt.Sprintf("a state event to running in 'agt tail -n 20 %s' says its turn began; send it again only if none did", a.Name))
+	}
+	return controlError(a, err)
+}
+
 // sendKeys is send --keys: keystrokes into a terminal agent.
 func sendKeys(c *cli.Context, args []string) error {
-	if c.Bool("wait") || c.Bool("queue") {
-		return usagef(c, "--keys types at once: it takes no --wait or --queue")
+	if c.Bool("wait") || c.Bool("queue") || c.Bool("steer") {
+		return usagef(c, "--keys types at once: it takes no --wait, --queue or --steer")
 	}
 	if len(args) != 2 {
 		return usagef(c, "want NAME and KEYS: agt send --keys NAME KEYS")
@@ -159,10 +169,10 @@ var errTurnFailed = cli.Exit("", 1)
 // its user (a permission, a plan): agt permissions lists what, agt approve and deny answer.
 const exitNeedsYou = 4
 
-// printTurn prints a's events after seq until the result of a turn (after skip results), or
-// until the turn stops to ask its user, and says with its error how the turn ended: nil for an
-// ok result, exit 1 for a failed one, exitNeedsYou with a hint for a question.
-func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip int) error {
+// printTurn prints a's events after seq until the result of a turn, or until the turn stops to
+// ask its user, and says with its error how the turn ended: nil for an ok result, exit 1 for a
+// failed one, exitNeedsYou with a hint for a question.
+func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64) error {
 	var ok, done bool
 	asks := ""
 	fn := func(line []byte) error {
@@ -175,14 +185,10 @@ func printTurn(ctx context.Context, out *output, a *state.Agent, seq int64, skip
 		switch gjson.GetBytes(line, "type").Str {
 		case "state":
 			why := gjson.GetBytes(line, "reason").Str
-			if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) && skip == 0 {
+			if gjson.GetBytes(line, "to").Str == stream.Waiting && (why == stream.ReasonPermission || why == stream.ReasonPlan) {
 				asks, done = why, true
 			}
 		case "result":
-			if skip > 0 {
-				skip--
-				return nil
-			}
 			ok, done = gjson.GetBytes(line, "ok").Bool(), true
 		}
 		// An exit is no end: a conversation of turn processes runs one per turn. An agent

@@ -33,24 +33,13 @@ func serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "a web page of every agent, to answer them from a browser or a phone",
 		UsageText: "agt serve [--listen ADDR] [--tls | --tls-cert FILE --tls-key FILE] [--new-token]\n\n" +
-			"Serves a page of the run directory's agents, those that need you first: what each waits\n" +
-			"for, its transcript live, and buttons to approve, deny with a message, send, interrupt and\n" +
-			"stop, which run the code agt approve, deny, send, interrupt and stop run. A JSON API for\n" +
-			"scripts is under /api (docs/serve.md lists its routes). It runs in the foreground until\n" +
-			"interrupted; there is no daemon.\n\n" +
-			"Every request needs the token: the link printed at start carries it once, and the\n" +
-			"browser that opens it keeps a session cookie instead (30 days); scripts send\n" +
-			"'Authorization: Bearer TOKEN'. The token is kept 0600 in the run directory and stays the\n" +
-			"same across restarts, until --new-token, which also ends every session. It listens on\n" +
-			"127.0.0.1 unless told; any other address needs TLS: --tls makes a self-signed certificate\n" +
-			"(ECDSA, kept 0600 in the run directory) and prints its SHA-256 fingerprint to check on\n" +
-			"the phone, --tls-cert and --tls-key serve a pair of yours. One agt serve per run\n" +
-			"directory; notifications link to its page ([notify] link overrides the address).\n\n" +
+			"Serves a web page of the run directory's agents, to answer them from a browser or a phone.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt serve\n" +
 			"   agt serve --listen 0.0.0.0:7480 --tls\n" +
 			"   agt serve --listen :8443 --tls-cert host.crt --tls-key host.key\n" +
 			"   curl -s -H \"Authorization: Bearer $(cat ~/.local/state/agt/serve/token)\" http://127.0.0.1:7480/api/agents",
+		Description: helpText("serve"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Aliases: []string{"l"}, Value: defaultListen, Usage: "the `ADDR` (host:port) to listen on; other than loopback, only with TLS", EnvVars: []string{"AGT_SERVE_LISTEN"}},
 			&cli.BoolFlag{Name: "tls", Usage: "serve HTTPS with a self-signed certificate that agt makes and keeps", EnvVars: []string{"AGT_SERVE_TLS"}},

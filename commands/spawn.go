@@ -44,7 +44,10 @@ func spawnCommand() *cli.Command {
 			"   agt spawn --tty --detach edit -- vim notes.md # on a terminal of its own, for agt attach\n" +
 			"   agt spawn --count 3 --agent claude --prompt 'fix the login bug' fix   # fix-1, fix-2, fix-3\n" +
 			"   agt spawn --agent claude,codex --prompt 'fix the login bug' fix       # fix-1 (claude), fix-2 (codex)\n" +
-			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only",
+			"   agt spawn --sandbox --agent claude --prompt 'fix the build' fixer  # changes its workspace only\n" +
+			"   agt spawn --on swarm --image my-agent:1 --wait --rm ci -- make test   # a Docker Swarm service\n" +
+			"   agt spawn --on k8s --image my-agent:1 --dry-run ci -- make test | kubectl create -f -",
+		Description: helpText("spawn"),
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "agent", Aliases: []string{"a"}, Usage: "the `KIND` of agent: claude, codex, opencode, gemini, or one from agt.toml (default: exec when a command follows --, else $AGT_AGENT, else default_agent); a list (claude,codex) starts one of each as NAME-1, NAME-2…"},
 			&cli.IntFlag{Name: "count", Usage: "start `N` agents on the same task, NAME-1…NAME-N, each in a workspace of its own (a group, which ps shows)"},
@@ -73,7 +76,7 @@ func spawnCommand() *cli.Command {
 			&cli.BoolFlag{Name: "rm", Usage: "with --wait: remove the agent's record when it ends (its workspace too, unless it holds unsaved work)", EnvVars: []string{"AGT_RM"}},
 			jsonFlag(),
 			formatFlag("spawn", stream.Event{}, "{{.agent}} {{.pid}}"),
-		}, sandboxFlags()...),
+		}, append(sandboxFlags(), engineFlags()...)...),
 		Action: runSpawn,
 	}
 }
@@ -97,6 +100,9 @@ func runSpawn(c *cli.Context) error {
 	}
 	if err := validNewName(name); err != nil {
 		return cli.Exit(err, 2)
+	}
+	if err := checkEngineFlags(c); err != nil {
+		return err
 	}
 	if isGroupSpawn(c) {
 		return spawnGroup(c, name, argv)
@@ -175,6 +181,7 @@ func runSpawn(c *cli.Context) error {
 // grace, a second one kills it at once, and the events of the stop still print; then it exits
 // 128+N. With --rm the record goes at the end, however the agent ended.
 func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
+	out.w = keepWaiting(c, out.w, a.Name)
 	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
 	defer stopFollowing()
 	var stopErr error
@@ -194,7 +201,7 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 	if conversation(a) {
 		// A conversation waits for its next message once a turn ends: its first turn is what
 		// spawn --wait waits for (or its stop to ask), its result the exit code.
-		err = printTurn(follow, out, a, 0, 0)
+		err = printTurn(follow, out, a, 0)
 		if err == errTurnFailed && ended(a) {
 			err = exitWithAgent(c, []*state.Agent{a}) // it ended before its turn did
 		}
@@ -421,6 +428,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 		opts.TTY, opts.Term = true, ttyTerm()
 		opts.Rows, opts.Cols = ttySize()
 		opts.InputScreen, opts.PermissionScreen = kind.InputScreen, kind.PermissionScreen
+		opts.BusyScreen, opts.RetryScreen, opts.ErrorScreen = kind.BusyScreen, kind.RetryScreen, kind.ErrorScreen
 	}
 	if opts.Sandbox, err = sandboxSpec(c, cfg, kind, opts.Env); err != nil {
 		return spawn.Options{}, nil, err
@@ -453,6 +461,7 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 	if kind.SessionUUID {
 		opts.SessionID, opts.NewSession = spawn.NewSessionID(), true
 	}
+	opts.SessionFile, opts.ForgetsInterrupted = kind.SessionFile, kind.ForgetsInterrupted
 	return opts, cfg, nil
 }
 

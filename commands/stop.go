@@ -20,15 +20,13 @@ func stopCommand() *cli.Command {
 		Name:  "stop",
 		Usage: "stop agents: SIGTERM to the whole tree, SIGKILL after the grace",
 		UsageText: "agt stop [-t DURATION] [--after-turn] NAME... | --all\n\n" +
-			"Stops each agent's whole process tree and returns when its final status is written,\n" +
-			"printing its final state event (a line of text on a terminal). --all stops every agent\n" +
-			"that runs, and says nothing of those that have ended. --after-turn lets a conversation\n" +
-			"finish its running turn, then ends it; the grace bounds the wait, then it is killed.\n\n" +
+			"Stops each agent's whole process tree and returns when its final status is written.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt stop demo\n" +
 			"   agt stop -t 5 demo other      # 5 seconds of grace, then SIGKILL\n" +
 			"   agt stop --after-turn -t 10m fix-auth\n" +
 			"   agt stop --all",
+		Description: helpText("stop"),
 		Flags: []cli.Flag{
 			durationFlag("timeout", "t", "grace before SIGKILL (a duration, or seconds), longer or shorter than the agent's; 0 kills at once", "the agent's --timeout"),
 			&cli.BoolFlag{Name: "all", Usage: "stop every agent that runs"},
@@ -149,7 +147,7 @@ func stopAfterTurn(c *cli.Context, a *state.Agent) (*state.Status, error) {
 	g, _ := spawn.StopGrace(a, grace(c))
 	ctx, cancel := context.WithTimeout(c.Context, g)
 	defer cancel()
-	if err := a.WaitFree(ctx); err != nil {
+	if err := spawn.WaitEnd(ctx, a); err != nil {
 		if c.Context.Err() != nil {
 			return nil, c.Context.Err()
 		}

@@ -29,10 +29,8 @@ func tailCommand() *cli.Command {
 		Name:  "tail",
 		Usage: "print agents' events: a transcript on a terminal, NDJSON otherwise",
 		UsageText: "agt tail [-f] [-n N] [--since DURATION|TIME] [--type TYPE,...] [--json | --format T] [NAME...]\n\n" +
-			"Prints the events of the named agents (all when none is named), merged in time order:\n" +
-			"on a terminal (or with --format table) as a transcript to read, else as NDJSON. -f\n" +
-			"follows them until they end; with no NAME it follows every agent, those started later\n" +
-			"too, until interrupted. -n N prints the last N events of each agent (0: none).\n\n" +
+			"Prints the events of the named agents (every agent without NAME), merged in time order: a\n" +
+			"transcript on a terminal, NDJSON otherwise.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt tail demo\n" +
 			"   agt tail -f --type output,exit demo\n" +
@@ -40,6 +38,7 @@ func tailCommand() *cli.Command {
 			"   agt tail -n 20 --since 10m\n" +
 			"   agt tail -f --after 41 demo  # resume after the last event seen (seq 41)\n" +
 			"   agt tail --format '{{.agent}} {{.type}} {{.line}}' demo",
+		Description: helpText("tail"),
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "print new events as they come: until the named agents end, or with no NAME until interrupted"},
 			&cli.IntFlag{Name: "lines", Aliases: []string{"n"}, Usage: "print only the last `N` events of each agent (0: none, only new ones with -f)", DefaultText: "all"},

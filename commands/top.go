@@ -21,17 +21,12 @@ func topCommand() *cli.Command {
 		Name:  "top",
 		Usage: "a live full-screen view of every agent; answer them with a key",
 		UsageText: "agt top\n\n" +
-			"Shows every agent of the run directory, one row each, those that need you first: what it\n" +
-			"waits for (the tool and command it asks permission for, the plan, the question), what it\n" +
-			"does, how long it has been in its state, its cost and its workspace. It updates as the\n" +
-			"agents' files change. Keys: ↑↓ (or j k) select, Enter the transcript, a approve (A: for\n" +
-			"the rest of the session), d deny with a message, s send a message, i interrupt, x stop\n" +
-			"(asks y/n), t attach (Ctrl-\\ comes back), q, Esc or Ctrl-C quit. The terminal bell rings\n" +
-			"when an agent starts to need you. Needs a terminal; NO_COLOR is honoured.\n\n" +
+			"Shows every agent live, those that need you first, and answers them with a key.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt top\n" +
 			"   agt --run-dir /tmp/ci-agents top",
-		Action: runTop,
+		Description: helpText("top"),
+		Action:      runTop,
 	}
 }
 

@@ -90,7 +90,8 @@ func versionCommand(info buildInfo) *cli.Command {
 			"   agt --version\n" +
 			"   agt version --host all --json\n" +
 			"   agt version --json | jq -r .revision",
-		Flags: []cli.Flag{jsonFlag()},
+		Description: helpText("version"),
+		Flags:       []cli.Flag{jsonFlag()},
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() > 0 {
 				return usagef(c, "version takes no arguments")

@@ -22,19 +22,14 @@ func waitCommand() *cli.Command {
 		Name:  "wait",
 		Usage: "wait for agents to end and exit with their exit code",
 		UsageText: "agt wait [--until final|waiting] [--any] [--timeout DURATION] NAME...\n\n" +
-			"Blocks until every named agent has ended, printing how each ended (a line of text on\n" +
-			"a terminal, NDJSON otherwise), then exits with the first non-zero exit code (128+N for\n" +
-			"an agent killed by signal N; 1 for an agent whose end nobody saw). --until waiting\n" +
-			"returns instead once every agent needs a person (waiting, for input, a permission or a\n" +
-			"plan) or has ended: exit 0 when all wait, 3 when one ended instead. With --timeout it\n" +
-			"gives up after DURATION and exits 124, leaving the agents running. --any returns as soon\n" +
-			"as one agent reaches the condition, printing that one: its exit code (--until final), or 0\n" +
-			"when it waits and 3 when it ended (--until waiting).\n\n" +
+			"Blocks until every named agent has ended, then exits with the first non-zero exit code\n" +
+			"among them.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt wait build && echo built\n" +
 			"   agt wait --timeout 10m a b c; echo \"first failure: $?\"\n" +
 			"   agt wait --until waiting fix-auth && agt permissions fix-auth\n" +
 			"   agt wait --any --until waiting a b c   # the first that needs you",
+		Description: helpText("wait"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "until", Value: "final", Usage: "final: every agent ended; waiting: every agent needs a person, or ended", EnvVars: []string{"AGT_WAIT_UNTIL"}},
 			durationFlag("timeout", "", "give up after this long (a duration, or seconds) and exit 124", "none", "AGT_WAIT_TIMEOUT"),
@@ -69,9 +64,9 @@ func waitCommand() *cli.Command {
 				return waitAny(c, ctx, out, agents)
 			}
 			for _, a := range agents {
-				// The supervisor holds the lock until the final status is written.
+				// Until the supervisor knows the end (it holds the lock until the disk has it).
 				status := startStatus(c.App.ErrWriter, func() string { return "waiting for " + stateLine(a) })
-				err := a.WaitFree(ctx)
+				err := spawn.WaitEnd(ctx, a)
 				status.stop()
 				if err != nil {
 					if c.Context.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -201,7 +196,7 @@ func waitAny(c *cli.Context, ctx context.Context, out *output, agents []*state.A
 	errs := make(chan error, len(agents))
 	for _, a := range agents {
 		go func() {
-			if err := a.WaitFree(ctx); err != nil {
+			if err := spawn.WaitEnd(ctx, a); err != nil {
 				errs <- err
 				return
 			}

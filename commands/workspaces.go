@@ -22,19 +22,14 @@ func workspacesCommand() *cli.Command {
 		Usage: "list the workspaces agt made, whether their work is merged, and prune them",
 		UsageText: "agt workspaces [--json | --format T]\n" +
 			"agt workspaces prune [--merged] [--force] [--dry-run]\n\n" +
-			"Lists every jj workspace and git worktree that spawn made: its agent, whether the\n" +
-			"agent's record still holds it or it is an orphan (agt rm without --workspace, reap\n" +
-			"--prune), whether its work is merged into the branch it started from (squash merges\n" +
-			"too), whether it holds uncommitted changes (what copy and setup put there aside), and\n" +
-			"how many commits it is ahead of and behind that branch. A workspace with a record goes\n" +
-			"with 'agt rm --workspace NAME'; orphans with 'agt workspaces prune', which keeps\n" +
-			"those that hold unsaved work unless --force; --merged also takes the merged\n" +
-			"workspaces of agents that ended, with their records.\n\n" +
+			"Lists every jj workspace and git worktree that spawn made, the orphans included, and\n" +
+			"whether their work is merged into the branch it started from.\n\n" +
 			"EXAMPLES:\n" +
 			"   agt workspaces\n" +
 			"   agt workspaces --format '{{.agent}} {{.merged}} {{.ahead}} {{.behind}}'\n" +
 			"   agt workspaces prune --merged --dry-run\n" +
 			"   agt workspaces prune --force",
+		Description: helpText("workspaces"),
 		Flags: []cli.Flag{
 			jsonFlag(),
 			formatFlag("workspaces", workspaceRow{}, "{{.agent}} {{.path}}"),
@@ -70,17 +65,12 @@ func workspacesCommand() *cli.Command {
 			Name:  "prune",
 			Usage: "remove the workspaces that no agent's record holds; with --merged, the merged ones",
 			UsageText: "agt workspaces prune [--merged] [--force] [--dry-run]\n\n" +
-				"Removes every orphan workspace (one whose agent's record is gone): for jj, jj\n" +
-				"workspace forget and its directory; for git, the worktree and its branch. One that\n" +
-				"holds unsaved work (uncommitted changes, or commits on no other branch that its base\n" +
-				"branch lacks) stays, unless --force. --merged takes only merged workspaces, and\n" +
-				"those of agents that ended too, with the agent's record. Live agents' workspaces are\n" +
-				"left alone: agt rm --workspace NAME. --dry-run makes the same checks and prints the\n" +
-				"same lines, with 'would' before each action.\n\n" +
+				"Removes every orphan workspace, keeping those that hold unsaved work unless --force.\n\n" +
 				"EXAMPLES:\n" +
 				"   agt workspaces prune --dry-run\n" +
 				"   agt workspaces prune --merged\n" +
 				"   agt workspaces prune --force",
+			Description: helpText("workspaces prune"),
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "merged", Usage: "remove only merged workspaces, those of ended agents too (with their records)"},
 				&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "remove orphans even when they hold unsaved work"},

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	toml "github.com/pelletier/go-toml/v2"
+
+	"agt/stream"
 )
 
 // Config is everything agt.toml can set, merged over the defaults.
@@ -48,6 +50,8 @@ type Config struct {
 	Kinds          map[string]*Kind
 	Hosts          map[string]Host // the [hosts] table: machines reached over ssh
 	Files          []string        // the files read, user file first
+
+	Engines map[string]Engine // the [engines] table: agents as jobs of a cluster engine
 }
 
 // Restart is the restart policy: restart (on-failure, always, never), max_restarts and the
@@ -98,6 +102,7 @@ type file struct {
 	Agents         map[string]kindFile `toml:"agents"`
 	Hosts          map[string]any      `toml:"hosts"` // a destination string or a table each: see Host
 	sandboxKeys
+	engineKeys
 }
 
 type workspaceTable struct {
@@ -128,6 +133,14 @@ type kindFile struct {
 	PermScreen   *string           `toml:"permission_screen"`
 	sandboxKeys
 	SandboxArgs []string `toml:"sandbox_args"`
+	// converse_start and converse_format: a conversation runs another program, speaking a
+	// protocol (Kind.ConverseStart).
+	ConverseStart  []string `toml:"converse_start"`
+	ConverseFormat *string  `toml:"converse_format"`
+	// busy_screen, retry_screen and error_screen: Kind.BusyScreen and the rest.
+	BusyScreen  *string `toml:"busy_screen"`
+	RetryScreen *string `toml:"retry_screen"`
+	ErrorScreen *string `toml:"error_screen"`
 }
 
 // parseSize reads "64MiB", "512KiB", "1GiB" or a number of bytes.
@@ -438,6 +451,9 @@ func (c *Config) merge(path string) error {
 	if err := c.mergeHosts(path, f.Hosts); err != nil {
 		return err
 	}
+	if err := c.mergeEngines(path, f.Engines); err != nil {
+		return err
+	}
 	if c.DefaultAgent != "" {
 		if _, ok := c.Kinds[c.DefaultAgent]; !ok {
 			return fmt.Errorf("%s: default_agent %q is not a kind; known: %s", path, c.DefaultAgent, strings.Join(Names(c.Kinds), ", "))
@@ -490,16 +506,28 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 	if kf.Converse != nil {
 		k.Converse = *kf.Converse
 	}
+	if kf.ConverseStart != nil {
+		k.ConverseStart = kf.ConverseStart
+	}
+	if kf.ConverseFormat != nil {
+		if !stream.IsProtocol(*kf.ConverseFormat) {
+			return fmt.Errorf("%s: [agents.%s] converse_format %q: want a protocol agt speaks: acp, %s", path, name, *kf.ConverseFormat, FormatCodexServer)
+		}
+		k.ConverseFormat = *kf.ConverseFormat
+	}
+	if len(k.ConverseStart) > 0 && k.ConverseFormat == "" {
+		return fmt.Errorf("%s: [agents.%s] converse_start needs converse_format, the protocol it speaks (acp, %s)", path, name, FormatCodexServer)
+	}
 	if kf.Format != nil {
 		if !slices.Contains(Formats, *kf.Format) {
 			return fmt.Errorf("%s: [agents.%s] format %q: want one of %s", path, name, *kf.Format, strings.Join(Formats, ", "))
 		}
 		k.Format = *kf.Format
 	}
-	if kf.Stdin != nil && k.Format == FormatACP {
-		return fmt.Errorf("%s: [agents.%s] stdin %q: an ACP agent speaks the protocol on its stdin; drop stdin", path, name, *kf.Stdin)
+	if kf.Stdin != nil && stream.IsProtocol(k.Format) {
+		return fmt.Errorf("%s: [agents.%s] stdin %q: an agent of format %s speaks the protocol on its stdin; drop stdin", path, name, *kf.Stdin, k.Format)
 	}
-	if k.Format == FormatACP {
+	if stream.IsProtocol(k.Format) {
 		k.Stdin = StdinACP
 	} else if k.Stdin == StdinACP {
 		k.Stdin = StdinNone // a built-in ACP kind given another format
@@ -539,7 +567,9 @@ func (c *Config) mergeKind(path, name string, kf kindFile) error {
 		key string
 		v   *string
 		dst *string
-	}{{"input_screen", kf.InputScreen, &k.InputScreen}, {"permission_screen", kf.PermScreen, &k.PermissionScreen}} {
+	}{{"input_screen", kf.InputScreen, &k.InputScreen}, {"permission_screen", kf.PermScreen, &k.PermissionScreen},
+		{"busy_screen", kf.BusyScreen, &k.BusyScreen}, {"retry_screen", kf.RetryScreen, &k.RetryScreen},
+		{"error_screen", kf.ErrorScreen, &k.ErrorScreen}} {
 		if re.v == nil {
 			continue
 		}

@@ -71,7 +71,7 @@ func TestTemplate(t *testing.T) {
 
 func TestConverse(t *testing.T) {
 	claude := Builtins()["claude"]
-	for name, want := range map[string]string{"claude": ConverseStdin, "codex": ConverseTurns, "opencode": ConverseTurns, "gemini": ConverseTurns, Exec: ""} {
+	for name, want := range map[string]string{"claude": ConverseStdin, "codex": ConverseStdin, "opencode": ConverseTurns, "gemini": ConverseTurns, Exec: ""} {
 		if got := Builtins()[name].ConverseMode(); got != want {
 			t.Errorf("%s converses %q, want %q", name, got, want)
 		}
@@ -82,6 +82,23 @@ func TestConverse(t *testing.T) {
 	}
 	if claude.Conversing().Stdin != StdinStreamJSON || claude.Stdin != StdinPrompt {
 		t.Error("Conversing changed the built-in, or not its stdin")
+	}
+	// Codex converses through its app-server: another argv, its protocol on stdin, the model
+	// in the protocol, no flag of codex exec.
+	codex := Builtins()["codex"]
+	c := codex.Conversing()
+	got, err := c.Template(false, Extras{Model: "gpt-5.5", Converse: true, Sandbox: true, Args: []string{"-c", "x=1"}})
+	if err != nil || strings.Join(got, " ") != "codex app-server -c x=1" {
+		t.Errorf("codex --converse: %q, %v", got, err)
+	}
+	if c.Format != FormatCodexServer || c.Stdin != StdinACP || len(c.Resume) != 0 || !c.TakesModel() {
+		t.Errorf("codex --converse: format %s, stdin %s, resume %q, takes a model %v", c.Format, c.Stdin, c.Resume, c.TakesModel())
+	}
+	if codex.Format != "codex" || codex.Start[1] != "exec" {
+		t.Error("Conversing changed the built-in codex")
+	}
+	if codex.OnTTY().ConverseMode() != "" {
+		t.Error("codex on a terminal still converses through its app-server")
 	}
 }
 

@@ -29,11 +29,12 @@ const (
 )
 
 // ValidHostName accepts what a [hosts] key may be: 1 to 63 of a-z 0-9 . _ -, starting with a
-// letter or digit, and neither "all" nor "local". It has no ':' (HOST:NAME splits there).
+// letter or digit, and neither "all", "local" nor an engine's name. It has no ':' (HOST:NAME splits there).
 func ValidHostName(name string) error {
-	if name == HostAll || name == HostLocal {
+	if name == HostAll || name == HostLocal || IsEngine(name) {
 		return fmt.Errorf("host name %q is reserved: --host %s means %s", name, name, map[string]string{
-			HostAll: "this machine and every configured host", HostLocal: "this machine"}[name])
+			HostAll: "this machine and every configured host", HostLocal: "this machine",
+			EngineSwarm: "the Docker Swarm of the docker CLI", EngineK8s: "Kubernetes Jobs"}[name])
 	}
 	if name == "" || len(name) > 63 || !isAlnum(name[0]) {
 		return fmt.Errorf("host name %q: want 1 to 63 of a-z 0-9 . _ -, starting with a letter or digit", name)

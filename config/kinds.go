@@ -16,12 +16,16 @@ var Formats = stream.Formats()
 // FormatACP is the Agent Client Protocol: agt is the client, over the agent's stdin and stdout.
 const FormatACP = "acp"
 
+// FormatCodexServer is Codex's app-server protocol (codex app-server): agt is its client too.
+const FormatCodexServer = "codex-app-server"
+
 // Stdin modes: "none" gives the agent /dev/null (Codex and opencode hang on an open pipe);
 // "prompt" gives it the prompt as a file it reads to the end, which keeps the prompt out of the
 // process table (argv is readable by every local user); "stream-json" keeps a pipe open and
 // writes the prompt to it as a Claude stream-json user message, so the agent serves turn after
-// turn and waits for input between them. "acp" is no mode to choose: every kind of format acp
-// has it (the protocol's pipe, kept open; prompts and answers are its requests).
+// turn and waits for input between them. "acp" is no mode to choose: every kind whose format is
+// a protocol (acp, codex-app-server: stream.IsProtocol) has it (the protocol's pipe, kept open;
+// prompts and answers are its requests).
 var StdinModes = []string{"none", "prompt", "stream-json"}
 
 // Stdin modes by name.
@@ -63,6 +67,18 @@ type Kind struct {
 	// SessionUUID: agt gives the agent a fresh UUID as $AGT_SESSION_ID at spawn, so its
 	// session is known before it speaks (Claude's --session-id).
 	SessionUUID bool `json:"session_uuid,omitempty"`
+	// ConverseStart, when set, is what a conversation of the kind runs instead: a program
+	// that speaks the protocol ConverseFormat on its stdin and stdout (Codex's app-server),
+	// through which prompts, permission answers and resumes go. One-shot runs keep Start.
+	ConverseStart  []string `json:"converse_start,omitempty"`
+	ConverseFormat string   `json:"converse_format,omitempty"`
+	// SessionFile is where the agent saves its session $AGT_SESSION_ID: a glob with ~ and
+	// ${VAR:-default} as in sandbox paths. A restart resumes a session whose file is there,
+	// though agt saw no reply in it (a terminal agent's replies are on its screen alone).
+	SessionFile string `json:"session_file,omitempty"`
+	// ForgetsInterrupted: the agent keeps nothing of a turn that agt interrupted, not even its
+	// prompt (gemini --acp): agt sends that prompt again, before the next message.
+	ForgetsInterrupted bool `json:"forgets_interrupted,omitempty"`
 	// Install is the command that installs the kind's program, for the error when it is missing.
 	Install string `json:"install,omitempty"`
 	// TTY runs every spawn of the kind on a terminal of its own (spawn --tty): the agent's own
@@ -76,6 +92,16 @@ type Kind struct {
 	// permission instead of plain quiet.
 	InputScreen      string `json:"input_screen,omitempty"`
 	PermissionScreen string `json:"permission_screen,omitempty"`
+	// BusyScreen, RetryScreen and ErrorScreen are regular expressions over the whole screen:
+	// one that shows the agent at work though its screen stands still but for a spinner
+	// (running, however long it is quiet; stalled past stall_after); one that shows it
+	// retrying a failed model request (running, reason retrying; its groups
+	// msg and attempt, when it has them, the message and the attempt), and one that shows a
+	// failure the agent gave up on (its group msg the message: an error event, and the status's
+	// error, while the screen shows it).
+	BusyScreen  string `json:"busy_screen,omitempty"`
+	RetryScreen string `json:"retry_screen,omitempty"`
+	ErrorScreen string `json:"error_screen,omitempty"`
 	// Sandbox and SandboxNet, when set, override the top-level sandbox and sandbox_net for
 	// the kind (see Config). SandboxRW and SandboxRO are the paths an agent of the kind reads
 	// and writes, or only reads, inside a sandbox besides its workspace, in the form
@@ -112,6 +138,8 @@ func Builtins() map[string]*Kind {
 			// The Agent SDK's recipe: user turns and permission answers on stdin.
 			ConverseArgs: []string{"--input-format", "stream-json", "--permission-prompt-tool", "stdio"},
 			SessionUUID:  true,
+			// Where it saves them, for a resume of its TUI, which shows no reply as an event.
+			SessionFile: "${CLAUDE_CONFIG_DIR:-~/.claude}/projects/*/$AGT_SESSION_ID.jsonl",
 			// Its TUI opens in auto mode since 2.1.332, where it asks about nothing: in the mode
 			// that asks, its permission boxes come, and the state says so (a later
 			// --permission-mode, --plan's, wins).
@@ -123,13 +151,23 @@ func Builtins() map[string]*Kind {
 			// "shift+tab to cycle".
 			PermissionScreen: `Do you want to (proceed|make this edit|create|allow)`,
 			InputScreen:      `\? for shortcuts|shift\+tab to cycle`,
+			// 2.1.332 retries a failed request under its spinner ("✻ 401 invalid x-api-key ·
+			// retrying in 8s · attempt 6/10"), and shows what it gave up on under the prompt
+			// ("⎿  Invalid API key · Fix external API key", "⎿  API Error: 500 …").
+			BusyScreen:  `esc to interrupt`,
+			RetryScreen: `(?m)^\S+[ \x{a0}]+(?P<msg>[^\n]+?) · retrying in \d+s · attempt (?P<attempt>\d+)/\d+`,
+			ErrorScreen: `(?m)^ *⎿[ \x{a0}]+(?P<msg>(?:API Error|Invalid API key|Credit balance is too low|Request timed out|Prompt is too long)[^\n]*)`,
 			// Inside a sandbox: its files, and no permission prompts.
 			SandboxRW: claudeFiles, SandboxArgs: []string{"--dangerously-skip-permissions"},
 		},
 		"codex": {
 			Name: "codex", DisplayName: "Codex", Builtin: true, Format: "codex", Stdin: StdinPrompt,
-			Install:   "npm i -g @openai/codex",
-			Start:     []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS"},
+			Install: "npm i -g @openai/codex",
+			Start:   []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS"},
+			// codex exec never asks (its policy is never): a conversation goes through the
+			// app-server, which asks for approvals, takes a message into a running turn and
+			// resumes threads.
+			ConverseStart: []string{"codex", "app-server", "$AGT_ARGS"}, ConverseFormat: FormatCodexServer,
 			TTYStart:  []string{"codex", "$AGT_ARGS"},
 			Resume:    []string{"codex", "exec", "--json", "--skip-git-repo-check", "$AGT_ARGS", "resume", "$AGT_SESSION_ID"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
@@ -139,11 +177,13 @@ func Builtins() map[string]*Kind {
 		"opencode": {
 			Name: "opencode", DisplayName: "opencode", Builtin: true, Format: "opencode", Stdin: StdinPrompt,
 			Install: "npm i -g opencode-ai",
-			// Its errors on stderr: the stream says only "Unexpected server error" for an
-			// unknown model, its log says ProviderModelNotFoundError.
-			Start:     []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "$AGT_ARGS"},
+			// Its log on stderr: the stream says only "Unexpected server error" for an unknown
+			// model, its log says ProviderModelNotFoundError; and its stdout is silent until a
+			// step ends, where its log tells of the session it opened and each model request
+			// it retries (stream/opencode_log.go).
+			Start:     []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "INFO", "$AGT_ARGS"},
 			TTYStart:  []string{"opencode", "$AGT_ARGS"},
-			Resume:    []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "ERROR", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
+			Resume:    []string{"opencode", "run", "--format", "json", "--print-logs", "--log-level", "INFO", "--session", "$AGT_SESSION_ID", "$AGT_ARGS"},
 			ModelArgs: []string{"-m", "$AGT_MODEL"},
 			PlanArgs:  []string{"--agent", "plan"},
 			// Inside a sandbox: its files, and every permission approved.
@@ -169,10 +209,14 @@ func Builtins() map[string]*Kind {
 			Start: []string{"gemini", "--acp", "$AGT_ARGS"}, ModelArgs: []string{"-m", "$AGT_MODEL"},
 			Env:     map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 			Install: "npm i -g @google/gemini-cli", SandboxRW: geminiFiles,
+			// session/cancel drops the turn's prompt from its history.
+			ForgetsInterrupted: true,
 		},
 		"opencode-acp": {
 			Name: "opencode-acp", DisplayName: "opencode (ACP)", Builtin: true, Format: FormatACP, Stdin: StdinACP,
-			Start: []string{"opencode", "acp", "$AGT_ARGS"}, Install: "npm i -g opencode-ai",
+			// Its log on stderr is where a retried model request shows (opencode_retry.go).
+			Start:   []string{"opencode", "acp", "--print-logs", "--log-level", "ERROR", "$AGT_ARGS"},
+			Install: "npm i -g opencode-ai",
 			// opencode runs its tools without asking unless told to ask, and its ACP session has
 			// no mode to set: agt answers its permissions, so it asks for each.
 			Env:       map[string]string{"OPENCODE_PERMISSION": OpencodeAsks},
@@ -230,7 +274,7 @@ func (k *Kind) OnTTY() *Kind {
 	if len(k.TTYStart) > 0 {
 		t.Start, t.Resume = k.TTYStart, k.TTYResume
 	}
-	t.Format, t.Stdin, t.ConverseArgs, t.Converse = "text", StdinNone, nil, false
+	t.Format, t.Stdin, t.ConverseArgs, t.Converse, t.ConverseStart = "text", StdinNone, nil, false, nil
 	t.SessionUUID = uses(t.Start, "AGT_SESSION_ID")
 	return &t
 }
@@ -249,7 +293,7 @@ func (k *Kind) Template(resume bool, x Extras) ([]string, error) {
 		return nil, fmt.Errorf("agent kind %s has no start argv; set start in agt.toml or give the command after --", k.Name)
 	}
 	var extra []string
-	if x.Model != "" && !uses(tmpl, "AGT_MODEL") {
+	if x.Model != "" && !uses(tmpl, "AGT_MODEL") && !stream.ModelInProtocol(k.Format) {
 		if len(k.ModelArgs) == 0 {
 			return nil, fmt.Errorf("agent kind %s takes no --model (set model_args in agt.toml)", k.Name)
 		}
@@ -293,7 +337,7 @@ const (
 // prompt on stdin), or "" when it cannot.
 func (k *Kind) ConverseMode() string {
 	switch {
-	case StdinConverses(k.Stdin) || len(k.ConverseArgs) > 0:
+	case StdinConverses(k.Stdin) || len(k.ConverseArgs) > 0 || len(k.ConverseStart) > 0:
 		return ConverseStdin
 	case len(k.Resume) > 0 && (k.Stdin == StdinPrompt || NeedsPrompt(k.Resume)):
 		return ConverseTurns
@@ -304,19 +348,30 @@ func (k *Kind) ConverseMode() string {
 // CanConverse reports whether the kind can be a conversation at all.
 func (k *Kind) CanConverse() bool { return k.ConverseMode() != "" }
 
-// Conversing returns the kind as a spawn with --converse runs it: stdin stream-json.
+// Conversing returns the kind as a spawn with --converse runs it: stdin stream-json, or its
+// converse_start speaking its protocol.
 func (k *Kind) Conversing() *Kind {
 	if k.Stdin == StdinACP {
 		return k // a conversation already
 	}
 	c := *k
+	if len(k.ConverseStart) > 0 {
+		// Another program, whose protocol carries the prompts, the answers and the resumes:
+		// none of the one-shot argv's arguments apply to it.
+		c.Start, c.Format, c.Stdin = k.ConverseStart, k.ConverseFormat, StdinACP
+		c.Resume, c.ModelArgs, c.PlanArgs, c.AutoArgs, c.ConverseArgs, c.SandboxArgs = nil, nil, nil, nil, nil, nil
+		c.SessionUUID = uses(c.Start, "AGT_SESSION_ID")
+		return &c
+	}
 	c.Stdin = StdinStreamJSON
 	return &c
 }
 
 // TakesModel reports whether the kind can be told a model: its start argv names $AGT_MODEL, or
 // model_args says how.
-func (k *Kind) TakesModel() bool { return len(k.ModelArgs) > 0 || uses(k.Start, "AGT_MODEL") }
+func (k *Kind) TakesModel() bool {
+	return len(k.ModelArgs) > 0 || uses(k.Start, "AGT_MODEL") || stream.ModelInProtocol(k.Format)
+}
 
 // NeedsPrompt reports whether an argv template uses the prompt.
 func NeedsPrompt(tmpl []string) bool { return uses(tmpl, "AGT_PROMPT") }
@@ -423,7 +478,7 @@ func (k *Kind) CheckTokens() error {
 	for _, t := range Tokens {
 		vals[t] = ""
 	}
-	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs, k.TTYStart, k.TTYResume, k.SandboxArgs} {
+	for _, tmpl := range [][]string{k.Start, k.Resume, k.ModelArgs, k.PlanArgs, k.AutoArgs, k.ConverseArgs, k.ConverseStart, k.TTYStart, k.TTYResume, k.SandboxArgs} {
 		for _, a := range tmpl {
 			if a == argsToken {
 				continue

@@ -178,6 +178,7 @@ type Proc struct {
 	PPID, PGID, SID int
 	State           byte   // R, S, D, Z, T, …
 	Comm            string // the command name, as ps -o comm shows it
+	CPU             uint64 // clock ticks on a processor, its own and its waited-for children's
 }
 
 func (p Proc) zombie() bool { return p.State == 'Z' || p.State == 'X' }
@@ -264,7 +265,24 @@ func parseStat(b []byte) (Proc, error) {
 	if err := errors.Join(errs[:]...); err != nil {
 		return Proc{}, fmt.Errorf("malformed stat: %w", err)
 	}
+	for _, n := range f[14-3 : 17-3+1] { // utime, stime, cutime, cstime
+		t, _ := strconv.ParseUint(n, 10, 64)
+		p.CPU += t
+	}
 	return p, nil
+}
+
+// CPU returns the clock ticks process id has spent on a processor, its own and its waited-for
+// children's; ErrGone when it is not the process id names.
+func CPU(id Identity) (uint64, error) {
+	p, err := readProc(id.PID)
+	if err != nil {
+		return 0, err
+	}
+	if p.Start != id.Start {
+		return 0, fmt.Errorf("pid %d: %w", id.PID, ErrGone)
+	}
+	return p.CPU, nil
 }
 
 // HasEnv reports whether the environment of process pid holds exactly the

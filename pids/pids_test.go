@@ -132,7 +132,7 @@ func TestParseStat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Proc{State: 'S', PPID: 7, PGID: 8, SID: 9, Comm: "a) b (c)", Identity: Identity{Start: 2200}}
+	want := Proc{State: 'S', PPID: 7, PGID: 8, SID: 9, Comm: "a) b (c)", Identity: Identity{Start: 2200}, CPU: 1400 + 1500 + 1600 + 1700}
 	if p != want {
 		t.Errorf("parseStat = %+v, want %+v", p, want)
 	}
@@ -487,4 +487,30 @@ func TestTreeWalkSeesReparented(t *testing.T) {
 func processAlive(pid int) bool {
 	p, err := readProc(pid)
 	return err == nil && !p.zombie()
+}
+
+// CPU counts a busy process's time on a processor, and refuses a process that is not the one
+// the identity names.
+func TestCPU(t *testing.T) {
+	self, err := Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := CPU(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if now, _ := CPU(self); now > before {
+			break
+		}
+	}
+	if now, _ := CPU(self); now <= before {
+		t.Errorf("CPU stayed at %d ticks while the process spun", now)
+	}
+	other := self
+	other.Start++
+	if _, err := CPU(other); !errors.Is(err, ErrGone) {
+		t.Errorf("CPU of another start: %v, want ErrGone", err)
+	}
 }

@@ -139,6 +139,9 @@ func socketHolders(inode uint64) ([]int, error) {
 // Getenv returns the value of the variable name in the environment of process pid, and
 // whether it is set there. It is unset for a process whose environment the caller may not read.
 func Getenv(pid int, name string) (string, bool) {
+	if pid <= 0 || name == "" || strings.Contains(name, "=") {
+		return "", false
+	}
 	e := envEntry(pid, name+"=")
 	if e == "" {
 		return "", false

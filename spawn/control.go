@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"golang.org/x/sys/unix"
 
 	"agt/config"
 	"agt/pids"
@@ -24,8 +25,9 @@ const Unknown = "unknown"
 
 // Observe returns a's status as a reader may trust it (R5): the recorded status while the
 // supervisor holds the lock or once it is final; "lost" when it claims to be alive but nobody
-// holds the lock; "unknown" when there is no readable status. It never starts a process and
-// never waits.
+// holds the lock; "unknown" when there is no readable status. When the supervisor knows the end
+// that status.json does not hold yet (a full disk: R38), the status it holds, asked over the
+// control channel. It never starts a process, and waits for nothing but that answer.
 func Observe(a *state.Agent) *state.Status {
 	st, err := a.ReadStatus()
 	if err != nil {
@@ -41,11 +43,42 @@ func Observe(a *state.Agent) *state.Status {
 		return st
 	}
 	st.Name = a.Name
-	if !stream.IsFinal(st.State) && !a.Supervised() {
+	if stream.IsFinal(st.State) {
+		return st
+	}
+	switch supervised, endKnown := a.Liveness(); {
+	case !supervised:
 		st.Reason = "supervisor gone (was " + st.State + ")"
 		st.State = stream.Lost
+	case endKnown:
+		if held := heldStatus(a); held != nil {
+			return held
+		}
 	}
 	return st
+}
+
+// heldStatus is a's status as its supervisor holds it, nil when it cannot say.
+func heldStatus(a *state.Agent) *state.Status {
+	r, err := Control(context.Background(), a, Request{Op: ctl.OpStatus})
+	if err != nil || r.Status == nil {
+		return nil
+	}
+	r.Status.Name = a.Name
+	return r.Status
+}
+
+// WaitEnd blocks until a's end is known: its supervisor says so (state.WaitEndKnown), even
+// while its status cannot be written, or, for a supervisor that never says (an older agt's),
+// until it lets go of its lock.
+func WaitEnd(ctx context.Context, a *state.Agent) error {
+	if err := a.WaitEndKnown(ctx); err != nil {
+		return err
+	}
+	if st := Observe(a); stream.IsFinal(st.State) {
+		return nil
+	}
+	return a.WaitFree(ctx)
 }
 
 // Stop stops a's agent and returns its final status once written (R13). It writes want=down
@@ -95,7 +128,7 @@ func stop(ctx context.Context, a *state.Agent, grace time.Duration, said *os.Fil
 	wait := func(d time.Duration) error {
 		wctx, cancel := context.WithTimeout(ctx, d)
 		defer cancel()
-		return a.WaitFree(wctx)
+		return WaitEnd(wctx, a) // the end known, even while the disk refuses it
 	}
 	if err := wait(timeout); err != nil {
 		if ctx.Err() != nil {
@@ -302,10 +335,12 @@ func recordedContainment(a *state.Agent) *pids.Containment {
 	return c
 }
 
-// finish records the end, once the tree is gone, and lets go of the lock.
+// finish records the end, once the tree is gone, and lets go of the lock. The dead
+// supervisor's socket goes too: an ended agent leaves none.
 func (rp *reaping) finish() (*Reaped, error) {
 	defer rp.lock.Close()
 	a, st, r := rp.a, rp.st, rp.r
+	unix.Unlink(a.Path(state.CtlSocket))
 	if end := endInLog(a); end != nil {
 		// The supervisor wrote the end to the log but died before status.json took it (a
 		// full disk): that end is the truth, not a guess (R4).

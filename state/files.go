@@ -68,6 +68,10 @@ type Spec struct {
 	// NewSession: every fresh start gets a new random session id (Claude's --session-id).
 	NewSession  bool `json:"new_session,omitempty"`
 	PromptBytes int  `json:"prompt_bytes,omitempty"`
+	// SessionFile is where the agent saves its session $AGT_SESSION_ID (config.Kind).
+	SessionFile string `json:"session_file,omitempty"`
+	// ForgetsInterrupted: the agent keeps nothing of a turn agt interrupted (config.Kind).
+	ForgetsInterrupted bool `json:"forgets_interrupted,omitempty"`
 	// The restart policy: on-failure, always or never, and its timings.
 	Restart         string   `json:"restart,omitempty"`
 	MaxRestarts     int      `json:"max_restarts"`
@@ -85,6 +89,9 @@ type Spec struct {
 	Cols             int    `json:"cols,omitempty"`
 	InputScreen      string `json:"input_screen,omitempty"`
 	PermissionScreen string `json:"permission_screen,omitempty"`
+	BusyScreen       string `json:"busy_screen,omitempty"`
+	RetryScreen      string `json:"retry_screen,omitempty"`
+	ErrorScreen      string `json:"error_screen,omitempty"`
 	// Workspace describes the workspace agt made for the agent (type, path, base, …), as the
 	// workspace package wrote it; null when the agent runs in a plain directory.
 	Workspace json.RawMessage `json:"workspace,omitempty"`

@@ -77,9 +77,12 @@ type ACP struct {
 	last               string   // the turn's last message text, the result's text
 	tools              map[string]*acpTool
 	asks               map[string]acpAsk // pending permission requests by id text
+	toolBytes          int               // what tools hold (acpTool.size)
+	askBytes           int               // what asks hold (their options)
 	cost, costAtTurn   float64           // the session's cumulative cost; where it stood when the turn began
 	haveCost           bool
 	plans              int
+	retries            int // the turn's retried model requests, as the agent's stderr told them
 	evidence
 }
 
@@ -111,10 +114,13 @@ type acpAsk struct {
 	tool    string
 }
 
-// acpMaxTools bounds the tool calls and permission requests kept; acpMaxText bounds a message
-// being joined (a longer one is emitted in pieces).
+// acpMaxTools bounds the tool calls and permission requests kept, in number, and acpMaxKept in
+// bytes, each: past either they are forgotten (an agent that floods them holds no more of the
+// supervisor's memory: R36). acpMaxText bounds a message being joined (a longer one is emitted
+// in pieces).
 const (
 	acpMaxTools = 4096
+	acpMaxKept  = 16 << 20
 	acpMaxText  = 1 << 20
 )
 
@@ -173,6 +179,7 @@ func (a *ACP) Prompt(text string) {
 	params := AppendString([]byte(`{"sessionId":`), a.sessionID)
 	params = AppendString(append(params, `,"prompt":[{"type":"text","text":`...), text)
 	a.promptID = a.call("session/prompt", append(params, "}]}"...))
+	a.replaying, a.retries = false, 0 // what comes now is the turn's
 }
 
 // Answer answers the permission request id: allow picks the option of kind allow_once (or
@@ -195,7 +202,7 @@ func (a *ACP) Answer(id string, allow, always bool) (string, error) {
 	if option == "" && allow {
 		return "", fmt.Errorf("the agent offered no option of kind %s for request %s", strings.Join(kinds, " or "), id)
 	}
-	delete(a.asks, id)
+	a.forgetAsk(id)
 	if option == "" {
 		a.respond(ask.rawID, []byte(`{"outcome":{"outcome":"cancelled"}}`))
 		return "", nil
@@ -234,6 +241,7 @@ func (a *ACP) Cancel() []string {
 		ids = append(ids, id)
 	}
 	clear(a.asks)
+	a.askBytes = 0
 	a.held = nil
 	if a.promptID != 0 && a.sessionID != "" {
 		b := AppendString([]byte(`{"jsonrpc":"2.0","method":"session/cancel","params":{"sessionId":`), a.sessionID)

@@ -78,11 +78,14 @@ func (a *ACP) request(dst []Event, id gjson.Result, method string, params gjson.
 	if key == "" {
 		key = id.Raw
 	}
-	if a.asks == nil || len(a.asks) >= acpMaxTools {
-		a.asks = make(map[string]acpAsk)
+	if a.asks == nil || len(a.asks) >= acpMaxTools || a.askBytes >= acpMaxKept {
+		a.asks, a.askBytes = make(map[string]acpAsk), 0
 	}
 	options := jsonRaw(params.Get("options"))
-	a.asks[key] = acpAsk{rawID: rawID, options: options, tool: t.toolName()}
+	a.forgetAsk(key)
+	ask := acpAsk{rawID: rawID, options: options, tool: t.toolName()}
+	a.asks[key] = ask
+	a.askBytes += len(ask.options) + len(ask.rawID) + len(ask.tool)
 	return append(dst, Event{Type: TypePermission, ID: key, Tool: t.toolName(), Input: t.toolInput(), Options: options})
 }
 
@@ -176,7 +179,9 @@ func (a *ACP) startTool(dst []Event, t *acpTool, id string) []Event {
 		return dst
 	}
 	t.used = true
+	before := t.size()
 	t.name, t.input = t.toolName(), t.toolInput() // as the call stands now, for good
+	a.toolBytes += t.size() - before
 	return append(dst, Event{Type: TypeToolUse, ID: id, Tool: t.name, Input: t.input})
 }
 
@@ -207,9 +212,9 @@ func (a *ACP) answer(dst []Event, line []byte, id int64, result, errv gjson.Resu
 	case "initialize":
 		a.initialized(result)
 	case "session/new", "session/load", "session/resume":
-		if method == "session/load" {
-			a.replaying = false
-		}
+		// After session/load the replay goes on until the next prompt: Gemini answers first
+		// and replays after (its streamHistory is not awaited), where the protocol has the
+		// replay come before the answer.
 		sid := result.Get("sessionId")
 		if method != "session/new" {
 			sid = gjson.Result{Type: gjson.String, Str: a.resume}
@@ -297,10 +302,11 @@ func (a *ACP) refused(dst []Event, method string, id int64, errv gjson.Result) [
 	case "initialize", "session/new":
 		a.fail(code, fmt.Sprintf("%s (code %d)", ev.Message, code))
 	case "session/load", "session/resume":
-		// The session is gone: a new one instead, which is no failure of the run.
+		// The session is gone: a new one instead, which is no failure of the run, but one
+		// that knows nothing of what was said before.
 		a.replaying = false
 		ev.Fatal, ev.Class = false, ClassSession
-		ev.Message = fmt.Sprintf("%s; a new session instead", ev.Message)
+		ev.Message = fmt.Sprintf("%s of session %s failed: %s; a new session instead, which has none of the conversation so far", method, a.resume, strings.TrimPrefix(ev.Message, method+" failed: "))
 		a.resume = ""
 		a.call("session/new", append(AppendString([]byte(`{"cwd":`), a.cwd), `,"mcpServers":[]}`...))
 	case "session/set_mode":
@@ -345,7 +351,7 @@ func (a *ACP) result(dst []Event, result gjson.Result) []Event {
 	// Calls the agent announced and never started (asked about nothing, never ran).
 	for id, t := range a.tools {
 		if t.done || t.used {
-			delete(a.tools, id)
+			a.forgetTool(id)
 		}
 	}
 	reason := jsonString(result.Get("stopReason"))
@@ -385,6 +391,19 @@ func acpUsage(result gjson.Result) *Usage {
 	u.InputTokens, u.OutputTokens = nonNegative(u.InputTokens), nonNegative(u.OutputTokens)
 	u.CacheReadTokens, u.CacheWriteTokens = nonNegative(u.CacheReadTokens), nonNegative(u.CacheWriteTokens)
 	return &u
+}
+
+// DecodeStderr implements Decoder: every line is evidence of a failure; one that says the agent
+// retries a failed model request (opencode acp, run with --print-logs) is a retry notice of the
+// turn under way. The other ACP agents say nothing while they retry (see docs/compat.md).
+func (a *ACP) DecodeStderr(dst []Event, line []byte) []Event {
+	a.evidence.stderrLine(line)
+	if ev, ok := opencodeRetry(line, a.retries+1); ok && a.promptID != 0 {
+		a.retries++
+		a.evidence.sawEvents([]Event{ev})
+		dst = append(a.flushText(dst), ev)
+	}
+	return dst
 }
 
 // End implements Decoder: a turn left open gets a failed result; a connection that failed says

@@ -287,6 +287,18 @@ func TestACPLoadSkipsReplay(t *testing.T) {
 	if len(ev) != 1 || ev[0].Type != TypeSession || ev[0].SessionID != "s-1" || !a.Resumed() {
 		t.Errorf("events %s", serialize(ev))
 	}
+	// Gemini replays after its answer: the past until the next prompt, never glued to it.
+	ev = a.Decode(nil, []byte(sessionUpdate(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"old answer"}}`)))
+	if len(ev) != 0 {
+		t.Errorf("a replay after the answer: %s", serialize(ev))
+	}
+	a.Prompt("next")
+	a.Lines()
+	ev = a.Decode(nil, []byte(sessionUpdate(`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"new"}}`)))
+	ev = a.Decode(ev, []byte(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`))
+	if len(ev) != 2 || ev[0].Text != "new" || ev[1].Type != TypeResult || ev[1].Text != "new" {
+		t.Errorf("the next turn: %s", serialize(ev))
+	}
 }
 
 func TestACPLoadRefusedStartsNew(t *testing.T) {
@@ -296,7 +308,8 @@ func TestACPLoadRefusedStartsNew(t *testing.T) {
 	a.Lines()
 	ev := a.Decode(nil, []byte(`{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"Resource not found"}}`))
 	out := a.Lines()
-	if len(ev) != 1 || ev[0].Type != TypeError || ev[0].Fatal || ev[0].Class != ClassSession {
+	if len(ev) != 1 || ev[0].Type != TypeError || ev[0].Fatal || ev[0].Class != ClassSession ||
+		ev[0].Message != "session/load of session s-1 failed: Resource not found; a new session instead, which has none of the conversation so far" {
 		t.Errorf("events %s", serialize(ev))
 	}
 	if len(out) != 1 || gjson.GetBytes(out[0], "method").Str != "session/new" {

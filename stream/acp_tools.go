@@ -39,12 +39,14 @@ func (a *ACP) tool(u gjson.Result) (*acpTool, string) {
 	id := jsonString(u.Get("toolCallId"))
 	t := a.tools[id]
 	if t == nil {
-		if a.tools == nil || len(a.tools) >= acpMaxTools {
-			a.tools = make(map[string]*acpTool)
+		if a.tools == nil || len(a.tools) >= acpMaxTools || a.toolBytes >= acpMaxKept {
+			a.tools, a.toolBytes = make(map[string]*acpTool), 0
 		}
 		t = &acpTool{}
 		a.tools[id] = t
 	}
+	before := t.size()
+	defer func() { a.toolBytes += t.size() - before }()
 	if k := u.Get("kind"); k.Type == gjson.String && k.Str != "" {
 		t.kind = strings.Clone(k.Str)
 	}
@@ -66,6 +68,27 @@ func (a *ACP) tool(u gjson.Result) (*acpTool, string) {
 		t.path = strings.Clone(p.Str)
 	}
 	return t, id
+}
+
+// size is what t holds, in bytes.
+func (t *acpTool) size() int {
+	return len(t.name) + len(t.title) + len(t.kind) + len(t.path) + len(t.input)
+}
+
+// forgetTool forgets the call id.
+func (a *ACP) forgetTool(id string) {
+	if t, ok := a.tools[id]; ok {
+		a.toolBytes -= t.size()
+		delete(a.tools, id)
+	}
+}
+
+// forgetAsk forgets the permission request id.
+func (a *ACP) forgetAsk(id string) {
+	if ask, ok := a.asks[id]; ok {
+		a.askBytes -= len(ask.options) + len(ask.rawID) + len(ask.tool)
+		delete(a.asks, id)
+	}
 }
 
 // toolName is the tool a call reports: see the top of this file.

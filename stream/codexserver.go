@@ -62,7 +62,10 @@ type CodexServer struct {
 	threadID, turnID string
 	turnOpen         bool     // a turn/start was sent and its turn/completed not seen
 	held             []string // prompts given before the thread was open
+	steers           []string // messages for the running turn before its id was known
+	interrupt        bool     // Cancel came before the running turn's id: interrupt it once known
 	items            map[string]*codexServerItem
+	itemBytes        int               // the inputs items hold
 	asks             map[string][]byte // pending approvals: id text → the request's raw id
 	last             string            // the turn's last agent message
 	total, atTurn    Usage             // the thread's token total; where it stood when the turn began
@@ -76,8 +79,12 @@ type codexServerItem struct {
 	used  bool
 }
 
-// codexServerMax bounds the items and approvals kept.
-const codexServerMax = 4096
+// codexServerMax bounds the items and approvals kept, and codexServerKept the bytes of the
+// items' inputs: past either they are forgotten (R36).
+const (
+	codexServerMax  = 4096
+	codexServerKept = 16 << 20
+)
 
 // codexDecisions are the answers the server takes to an approval, offered as the permission's
 // options.
@@ -128,16 +135,64 @@ func (c *CodexServer) Prompt(text string) {
 		c.held = append(c.held, text)
 		return
 	}
-	params := AppendString([]byte(`{"threadId":`), c.threadID)
-	params = AppendString(append(params, `,"input":[{"type":"text","text":`...), text)
-	params = append(params, "}]"...)
-	if c.turnOpen && c.turnID != "" {
-		params = AppendString(append(params, `,"expectedTurnId":`...), c.turnID)
-		c.call("turn/steer", append(params, '}'))
+	if c.turnOpen {
+		c.steer(text)
 		return
 	}
 	c.turnOpen, c.last, c.atTurn, c.retries = true, "", c.total, 0
-	c.call("turn/start", append(params, '}'))
+	c.call("turn/start", append(c.input(text), '}'))
+}
+
+// Steer adds a user message to the running turn (turn/steer), and reports whether a turn runs
+// to take it; when none does, it sends nothing (Prompt starts a turn).
+func (c *CodexServer) Steer(text string) bool {
+	if !c.Open() {
+		return false
+	}
+	c.Prompt(text)
+	return true
+}
+
+// steer sends turn/steer, once the running turn's id is known.
+func (c *CodexServer) steer(text string) {
+	if c.turnID == "" {
+		c.steers = append(c.steers, text)
+		return
+	}
+	params := AppendString(append(c.input(text), `,"expectedTurnId":`...), c.turnID)
+	c.call("turn/steer", append(params, '}'))
+}
+
+// input is the params of a turn/start or turn/steer of text, without the closing brace.
+func (c *CodexServer) input(text string) []byte {
+	params := AppendString([]byte(`{"threadId":`), c.threadID)
+	params = AppendString(append(params, `,"input":[{"type":"text","text":`...), text)
+	return append(params, "}]"...)
+}
+
+// turnStarted learns the running turn's id, and sends what waited for it: the steers, then
+// the interrupt.
+func (c *CodexServer) turnStarted(id string) {
+	if id == "" || !c.turnOpen || c.turnID == id {
+		return
+	}
+	c.turnID = id
+	steers := c.steers
+	c.steers = nil
+	for _, s := range steers {
+		c.steer(s)
+	}
+	if c.interrupt {
+		c.interrupt = false
+		c.interruptTurn()
+	}
+}
+
+// interruptTurn sends turn/interrupt of the running turn.
+func (c *CodexServer) interruptTurn() {
+	params := AppendString([]byte(`{"threadId":`), c.threadID)
+	params = AppendString(append(params, `,"turnId":`...), c.turnID)
+	c.call("turn/interrupt", append(params, '}'))
 }
 
 // Answer answers the approval request id: allow accepts it (for the session when always),
@@ -160,7 +215,10 @@ func (c *CodexServer) Answer(id string, allow, always bool) (string, error) {
 }
 
 // Cancel interrupts the running turn: every pending approval is answered cancel, and
-// turn/interrupt goes out. It returns the ids of the approvals it answered.
+// turn/interrupt goes out. It returns the ids of the approvals it answered. A turn whose id is
+// not known yet (its turn/start unanswered, or the prompt held until the thread opens) is
+// interrupted as soon as it is: the prompt still reaches the thread, whose history keeps it,
+// and the turn ends interrupted, as a later one would.
 func (c *CodexServer) Cancel() []string {
 	var ids []string
 	for id, raw := range c.asks {
@@ -168,11 +226,11 @@ func (c *CodexServer) Cancel() []string {
 		ids = append(ids, id)
 	}
 	clear(c.asks)
-	c.held = nil
-	if c.turnOpen && c.turnID != "" {
-		params := AppendString([]byte(`{"threadId":`), c.threadID)
-		params = AppendString(append(params, `,"turnId":`...), c.turnID)
-		c.call("turn/interrupt", append(params, '}'))
+	switch {
+	case c.turnOpen && c.turnID != "":
+		c.interruptTurn()
+	case c.Open():
+		c.interrupt = true
 	}
 	return ids
 }
@@ -270,7 +328,18 @@ func (c *CodexServer) End(dst []Event, exit Exit) ([]Event, Failure) {
 	if c.err != "" && !exit.Clean() && (f.Class == "" || f.Class == ClassTransient) {
 		f = Failure{ClassTransient, c.err}
 	}
-	name, version, thread, sandbox := c.name, c.version, c.threadID, c.Sandbox
-	*c = CodexServer{name: name, version: version, threadID: thread, Sandbox: sandbox}
+	name, version, thread, sandbox, total := c.name, c.version, c.threadID, c.Sandbox, c.total
+	*c = CodexServer{name: name, version: version, threadID: thread, Sandbox: sandbox, total: total}
 	return dst, f
+}
+
+// SessionTotal implements SessionResumer: the thread's token total so far.
+func (c *CodexServer) SessionTotal(id string) (Usage, bool) {
+	return c.total, id != "" && id == c.threadID
+}
+
+// ResumeSession implements SessionResumer: the thread id resumes with total tokens spent, so
+// that its first turn reports only what it adds (thread/tokenUsage/updated is the thread's).
+func (c *CodexServer) ResumeSession(id string, total Usage) {
+	c.threadID, c.total, c.atTurn = id, total, total
 }

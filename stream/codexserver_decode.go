@@ -28,7 +28,7 @@ func (c *CodexServer) answer(dst []Event, line []byte, id int64, result, errv gj
 			c.openThread()
 			return append(dst, Event{Type: TypeError, Source: SourceAgent, Class: ClassSession, Message: msg + "; a new thread instead"})
 		case "turn/start":
-			c.turnOpen = false
+			c.turnOpen, c.steers, c.interrupt = false, nil, false
 			ev := fatalError(msg, 0)
 			return append(dst, ev, Event{Type: TypeResult, Text: ev.Message, Usage: &Usage{}})
 		}
@@ -45,6 +45,9 @@ func (c *CodexServer) answer(dst []Event, line []byte, id int64, result, errv gj
 			c.fail(0, method+" answered without a thread id: "+oneLine(string(line)))
 			return append(dst, Unparsed(line))
 		}
+		if method == "thread/start" {
+			c.total, c.atTurn = Usage{}, Usage{} // a new thread counts from nothing
+		}
 		c.threadID, c.phase = jsonString(tid), acpReady
 		dst = append(dst, Event{Type: TypeSession, SessionID: c.threadID, Model: jsonString(result.Get("model")), Cwd: c.cwd})
 		held := c.held
@@ -54,7 +57,7 @@ func (c *CodexServer) answer(dst []Event, line []byte, id int64, result, errv gj
 		}
 	case "turn/start":
 		if t := result.Get("turn.id"); t.Type == gjson.String {
-			c.turnID = jsonString(t)
+			c.turnStarted(jsonString(t))
 		}
 	}
 	return dst
@@ -105,7 +108,7 @@ func (c *CodexServer) notification(dst []Event, line []byte, method string, para
 		return c.item(dst, params.Get("item"), method == "item/completed")
 	case "turn/started":
 		if t := params.Get("turn.id"); t.Type == gjson.String {
-			c.turnID = jsonString(t)
+			c.turnStarted(jsonString(t))
 		}
 		return dst
 	case "thread/tokenUsage/updated":
@@ -165,6 +168,7 @@ func (c *CodexServer) item(dst []Event, it gjson.Result, completed bool) []Event
 		if !completed {
 			return dst
 		}
+		c.itemBytes -= len(t.input) + len(t.tool)
 		delete(c.items, id)
 		status := it.Get("status").Str
 		ok := status == "completed"
@@ -198,8 +202,8 @@ func (c *CodexServer) tool(id, typ string, it gjson.Result) *codexServerItem {
 	if t := c.items[id]; t != nil {
 		return t
 	}
-	if c.items == nil || len(c.items) >= codexServerMax {
-		c.items = make(map[string]*codexServerItem)
+	if c.items == nil || len(c.items) >= codexServerMax || c.itemBytes >= codexServerKept {
+		c.items, c.itemBytes = make(map[string]*codexServerItem), 0
 	}
 	t := &codexServerItem{}
 	switch typ {
@@ -229,6 +233,7 @@ func (c *CodexServer) tool(id, typ string, it gjson.Result) *codexServerItem {
 		}
 	}
 	c.items[id] = t
+	c.itemBytes += len(t.input) + len(t.tool)
 	return t
 }
 
@@ -261,6 +266,8 @@ func (c *CodexServer) turnCompleted(dst []Event, turn gjson.Result) []Event {
 		}
 	}
 	clear(c.items)
+	c.itemBytes = 0
 	c.turnOpen, c.turnID, c.last, c.atTurn = false, "", "", c.total
+	c.steers, c.interrupt = nil, false
 	return append(dst, ev)
 }

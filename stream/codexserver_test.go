@@ -227,3 +227,65 @@ func FuzzCodexServer(f *testing.F) {
 		checkEvents(t, events)
 	})
 }
+
+// An interrupt or a steer that comes before the running turn's id waits for it: the prompt
+// still reaches the thread (its history keeps it), then the steer and turn/interrupt go out.
+func TestCodexServerBeforeTurnID(t *testing.T) {
+	c, _ := codexOpen(t) // turn/start of "hi" sent, unanswered
+	if !c.Steer("more") {
+		t.Fatal("Steer refused a message while a turn was being started")
+	}
+	if ids := c.Cancel(); len(ids) != 0 {
+		t.Fatalf("Cancel answered %q", ids)
+	}
+	if out := c.Lines(); len(out) != 0 {
+		t.Fatalf("wrote %q before the turn's id was known", out)
+	}
+	c.Decode(nil, []byte(`{"id":3,"result":{"turn":{"id":"u-1","status":"inProgress"}}}`))
+	out := c.Lines()
+	if len(out) != 2 || gjson.GetBytes(out[0], "method").Str != "turn/steer" || gjson.GetBytes(out[0], "params.input.0.text").Str != "more" ||
+		gjson.GetBytes(out[1], "method").Str != "turn/interrupt" || gjson.GetBytes(out[1], "params.turnId").Str != "u-1" {
+		t.Fatalf("once the turn's id came, wrote %q", out)
+	}
+	c.Decode(nil, []byte(`{"method":"turn/completed","params":{"turn":{"id":"u-1","status":"interrupted"}}}`))
+	if c.Steer("late") || len(c.Lines()) != 0 {
+		t.Error("Steer took a message with no turn running")
+	}
+	// A prompt held until the thread opens, then cancelled: it is sent, and interrupted.
+	d := NewCodexServer("agt", "test")
+	d.Connect("/w", "", "")
+	d.Prompt("first")
+	d.Cancel()
+	d.Decode(nil, []byte(`{"id":1,"result":{}}`))
+	d.Decode(nil, []byte(`{"id":2,"result":{"thread":{"id":"t-1"}}}`))
+	d.Decode(nil, []byte(`{"method":"turn/started","params":{"turn":{"id":"u-9"}}}`))
+	var methods []string
+	for _, l := range d.Lines() {
+		methods = append(methods, gjson.GetBytes(l, "method").Str)
+	}
+	if strings.Join(methods, " ") != "initialize initialized thread/start turn/start turn/interrupt" {
+		t.Errorf("a cancelled first prompt: wrote %q", methods)
+	}
+}
+
+// A resumed thread counts its tokens from where the last run left them; a new thread from zero.
+func TestCodexServerResumedUsage(t *testing.T) {
+	c := NewCodexServer("agt", "test")
+	c.ResumeSession("t-0", Usage{InputTokens: 500, OutputTokens: 50})
+	c.Connect("/w", "", "t-0")
+	c.Prompt("go on")
+	c.Decode(nil, []byte(`{"id":1,"result":{}}`))
+	c.Decode(nil, []byte(`{"id":2,"result":{"thread":{"id":"t-0"}}}`))
+	c.Decode(nil, []byte(`{"method":"thread/tokenUsage/updated","params":{"tokenUsage":{"total":{"inputTokens":600,"outputTokens":60}}}}`))
+	ev := c.Decode(nil, []byte(`{"method":"turn/completed","params":{"turn":{"id":"u","status":"completed"}}}`))
+	if len(ev) != 1 || ev[0].Usage == nil || ev[0].Usage.InputTokens != 100 || ev[0].Usage.OutputTokens != 10 {
+		t.Fatalf("the resumed turn: %s", serialize(ev))
+	}
+	if total, ok := c.SessionTotal("t-0"); !ok || total.InputTokens != 600 {
+		t.Errorf("SessionTotal: %+v %v", total, ok)
+	}
+	c.End(nil, Exit{})
+	if total, ok := c.SessionTotal("t-0"); !ok || total.InputTokens != 600 {
+		t.Errorf("after End: %+v %v", total, ok)
+	}
+}

@@ -28,6 +28,14 @@ type Decoder interface {
 	End(dst []Event, exit Exit) ([]Event, Failure)
 }
 
+// A LogReader is a Decoder that reads the agent's own log on its stderr (opencode's): Routine
+// reports whether a line is a routine entry of it, which DecodeStderr has turned into what it
+// means (a session event, or nothing), so that no stderr event is written for it. stderr.log
+// keeps every line.
+type LogReader interface {
+	Routine(line []byte) bool
+}
+
 // SessionResumer is a Decoder of running totals for a session (Codex's usage is cumulative for
 // the thread), which reports each turn as the difference from the last total. SessionTotal is
 // the last total the agent reported for session id; told where a session's total stood when an
@@ -66,7 +74,8 @@ func (Text) End(dst []Event, exit Exit) ([]Event, Failure) {
 func Unparsed(line []byte) Event { return Event{Type: TypeUnparsed, Raw: string(line)} }
 
 // ForFormat returns a fresh decoder for a kind's format: claude, codex, opencode, gemini, acp
-// (an *ACP, the client of the protocol), or text (the default for anything else).
+// (an *ACP, the client of the protocol), codex-app-server (a *CodexServer, likewise), or text
+// (the default for anything else).
 func ForFormat(format string) Decoder {
 	for _, f := range decoders {
 		if f.name == format {
@@ -82,13 +91,40 @@ func ForFormat(format string) Decoder {
 var decoders = []struct {
 	name    string
 	decoder func() Decoder
+	// protocol: agt is the client of a protocol the agent speaks on its stdin and stdout, so
+	// the decoder also writes back (ACP, CodexServer); model: the protocol names the model
+	// (thread/start), which the argv then need not.
+	protocol, model bool
 }{
-	{"claude", func() Decoder { return NewClaude() }},
-	{"codex", func() Decoder { return NewCodex() }},
-	{"opencode", func() Decoder { return NewOpencode() }},
-	{"gemini", func() Decoder { return NewGemini() }},
-	{"acp", func() Decoder { return NewACP("agt", buildVersion()) }},
-	{"text", func() Decoder { return Text{} }},
+	{"claude", func() Decoder { return NewClaude() }, false, false},
+	{"codex", func() Decoder { return NewCodex() }, false, false},
+	{"opencode", func() Decoder { return NewOpencode() }, false, false},
+	{"gemini", func() Decoder { return NewGemini() }, false, false},
+	{"acp", func() Decoder { return NewACP("agt", buildVersion()) }, true, false},
+	{"text", func() Decoder { return Text{} }, false, false},
+	{"codex-app-server", func() Decoder { return NewCodexServer("agt", buildVersion()) }, true, true},
+}
+
+// IsProtocol reports whether format is a protocol agt speaks as the agent's client, over its
+// stdin and stdout (acp, codex-app-server): every agent of the format is a conversation.
+func IsProtocol(format string) bool {
+	for _, f := range decoders {
+		if f.name == format {
+			return f.protocol
+		}
+	}
+	return false
+}
+
+// ModelInProtocol reports whether the protocol of format names the model itself (Codex's
+// thread/start), so that no argument of the agent's argv has to.
+func ModelInProtocol(format string) bool {
+	for _, f := range decoders {
+		if f.name == format {
+			return f.model
+		}
+	}
+	return false
 }
 
 // Formats lists the formats agt decodes.

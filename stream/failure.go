@@ -258,6 +258,18 @@ func retryNotice(msg string, status, attempt int) Event {
 	return ev
 }
 
+// RetryNotice is retryNotice for a message read off a terminal agent's screen, which names no
+// status.
+func RetryNotice(msg string, attempt int) Event { return retryNotice(oneLine(msg), 0, attempt) }
+
+// GaveUp is the error event of a failure an agent gave up on and lives on after (a terminal
+// agent's screen says so, then waits for input): classified, not fatal.
+func GaveUp(msg string) Event {
+	ev := fatalError(oneLine(msg), 0)
+	ev.Fatal = false
+	return ev
+}
+
 // failureMessageMax bounds each message the evidence keeps.
 const failureMessageMax = 512
 

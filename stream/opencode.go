@@ -45,7 +45,32 @@ type opencodeDecoder struct {
 	errText   string // message of the error event, when one came
 	running   map[string]bool
 	evidence  // what the run showed of why it may fail; DecodeStderr records stderr
+	// retries counts the turn's failed model requests, which opencode retries (opencode_retry.go).
+	retries int
 }
+
+// DecodeStderr implements Decoder: opencode's log says what it does before its stdout does
+// (opencode_log.go): the session it created is a session event, a failed model request that it
+// retries a retry notice. Every line but a routine entry is evidence.
+func (d *opencodeDecoder) DecodeStderr(dst []Event, line []byte) []Event {
+	if id := opencodeCreated(line); id != "" && id != d.sessionID {
+		d.sessionID = id
+		return append(dst, Event{Type: TypeSession, SessionID: id})
+	}
+	if opencodeRoutine(line) {
+		return dst
+	}
+	d.evidence.stderrLine(line)
+	if ev, ok := opencodeRetry(line, d.retries+1); ok && d.open {
+		d.retries++
+		d.evidence.sawEvents([]Event{ev})
+		dst = append(dst, ev)
+	}
+	return dst
+}
+
+// Routine implements LogReader: opencode's INFO entries are no stderr events.
+func (d *opencodeDecoder) Routine(line []byte) bool { return opencodeRoutine(line) }
 
 // opencodeMaxTools bounds the running tool parts kept for completions that never come.
 const opencodeMaxTools = 4096
@@ -253,7 +278,7 @@ func (d *opencodeDecoder) result(ok bool) Event {
 	u := d.usage
 	ev.Usage = &u
 	d.open, d.steps, d.cost, d.haveCost, d.usage = false, 0, 0, false, Usage{}
-	d.text, d.lastStop, d.errText = "", false, ""
+	d.text, d.lastStop, d.errText, d.retries = "", false, "", 0
 	clear(d.running)
 	return ev
 }

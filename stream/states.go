@@ -81,6 +81,12 @@ type Snapshot struct {
 	Activity time.Time
 	Open     bool   // Turns: a turn is under way (from its prompt to its result)
 	Doing    string // the tool that has started and not yet returned, if any
+	// Progress (Terminal) is when the agent's screen last said something new: a spinner that
+	// turns, a clock that ticks or a dot that blinks is activity, not progress (Screen.Mark).
+	Progress time.Time
+	// Busy (Terminal): fallen quiet, its screen says it works (Judge); until it says
+	// something new it can only stall.
+	Busy bool
 }
 
 func (s Snapshot) to(state, reason string, now time.Time) Snapshot {
@@ -132,6 +138,9 @@ func (m Machine) Event(s Snapshot, ev *Event, now time.Time) Snapshot {
 		return s
 	}
 	s.Activity = now
+	if m.Mode == Terminal {
+		s.Progress, s.Busy = now, false
+	}
 	switch ev.Type {
 	case TypePermission:
 		if ev.Decision != "" {
@@ -171,6 +180,22 @@ func (m Machine) Event(s Snapshot, ev *Event, now time.Time) Snapshot {
 	return s.to(Running, "", now)
 }
 
+// Screen folds a change of a terminal agent's screen at now: progress when it says something
+// new (Snapshot.Progress). New words make it running; a redraw that says nothing new (a
+// spinner, a clock, a blinking dot) is only activity: it keeps a running agent from falling
+// quiet, and leaves a waiting or stalled one as it is.
+func (m Machine) Screen(s Snapshot, now time.Time, progress bool) Snapshot {
+	if !live(s.State) {
+		return s
+	}
+	s.Activity = now
+	if !progress {
+		return s
+	}
+	s.Progress, s.Busy = now, false
+	return s.to(Running, "", now)
+}
+
 // Tick applies the silence-driven transitions due at now, each as of when it fell due (Due
 // says when; the two cannot disagree).
 func (m Machine) Tick(s Snapshot, now time.Time) Snapshot {
@@ -178,7 +203,7 @@ func (m Machine) Tick(s Snapshot, now time.Time) Snapshot {
 		switch {
 		case s.State == Waiting:
 			s = s.to(Stale, s.Reason, due)
-		case m.Mode == Turns:
+		case m.Mode == Turns, m.Mode == Terminal && due.Equal(m.stallDue(s)):
 			s = s.to(Stale, ReasonStalled, due)
 		default:
 			s = s.to(Waiting, ReasonQuiet, due)
@@ -188,7 +213,9 @@ func (m Machine) Tick(s Snapshot, now time.Time) Snapshot {
 }
 
 // Due returns when the next silence-driven transition falls due, or the zero time when none will.
-// The supervisor sets one timer for it instead of ticking.
+// The supervisor sets one timer for it instead of ticking. A terminal agent falls quiet (its
+// screen still) after IdleAfter, and stalls (its screen saying nothing new, however it redraws)
+// after StallAfter, whichever comes first.
 func (m Machine) Due(s Snapshot) time.Time {
 	busy := s.State == Running || s.State == Starting
 	switch {
@@ -196,8 +223,22 @@ func (m Machine) Due(s Snapshot) time.Time {
 		return s.Since.Add(m.StaleAfter)
 	case busy && m.Mode == Turns && s.Open && m.StallAfter > 0:
 		return s.Activity.Add(m.StallAfter)
-	case busy && m.Mode == Terminal && m.IdleAfter > 0:
-		return s.Activity.Add(m.IdleAfter)
+	case busy && m.Mode == Terminal && m.IdleAfter > 0 && !s.Busy:
+		idle, stall := s.Activity.Add(m.IdleAfter), m.stallDue(s)
+		if !stall.IsZero() && stall.Before(idle) {
+			return stall
+		}
+		return idle
+	case busy && m.Mode == Terminal:
+		return m.stallDue(s)
 	}
 	return time.Time{}
+}
+
+// stallDue is when a terminal agent whose screen says nothing new stalls; zero for never.
+func (m Machine) stallDue(s Snapshot) time.Time {
+	if m.StallAfter <= 0 || s.Progress.IsZero() || s.Reason == ReasonRetrying {
+		return time.Time{}
+	}
+	return s.Progress.Add(m.StallAfter)
 }

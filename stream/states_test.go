@@ -17,6 +17,9 @@ func TestMachine(t *testing.T) {
 		return Snapshot{State: state, Reason: reason, Since: at(since), Activity: at(activity)}
 	}
 	inTurn := func(s Snapshot) Snapshot { s.Open = true; return s }
+	stalling := term
+	stalling.StallAfter = 5 * time.Minute
+	progressed := func(s Snapshot, d time.Duration) Snapshot { s.Progress = at(d); return s }
 	doing := func(s Snapshot, tool string) Snapshot { s.Doing = tool; return s }
 	type step struct {
 		ev  *Event        // nil: a tick
@@ -89,7 +92,14 @@ func TestMachine(t *testing.T) {
 		{"terminal: a late tick goes through waiting to stale", term, snap(Running, "", 0, 0), step{nil, time.Hour},
 			snap(Stale, ReasonQuiet, 5*time.Second+10*time.Minute, 0)},
 		{"terminal: output after waiting runs again", term, snap(Waiting, ReasonQuiet, 0, 0), step{&Event{Type: TypeOutput}, time.Minute},
-			snap(Running, "", time.Minute, time.Minute)},
+			progressed(snap(Running, "", time.Minute, time.Minute), time.Minute)},
+		// Its screen says nothing new for stall_after, however it redraws: stalled.
+		{"terminal: a spinner that turns past stall_after: stale (stalled)", stalling, progressed(snap(Running, "", 0, 4*time.Minute+58*time.Second), 0), step{nil, 5 * time.Minute},
+			progressed(snap(Stale, ReasonStalled, 5*time.Minute, 4*time.Minute+58*time.Second), 0)},
+		{"terminal: quiet comes before a stall", stalling, progressed(snap(Running, "", 0, time.Minute), 0), step{nil, time.Minute + 5*time.Second},
+			progressed(snap(Waiting, ReasonQuiet, time.Minute+5*time.Second, time.Minute), 0)},
+		{"terminal: retrying never stalls", stalling, progressed(snap(Running, ReasonRetrying, 0, 9*time.Minute), 0), step{nil, 9*time.Minute + time.Second},
+			progressed(snap(Running, ReasonRetrying, 0, 9*time.Minute), 0)},
 		// What no event or silence moves.
 		{"exit events do not move states", turns, inTurn(snap(Running, "", 0, 0)), step{&Event{Type: TypeExit}, time.Second},
 			inTurn(snap(Running, "", 0, time.Second))},
@@ -170,6 +180,31 @@ func TestMachineDue(t *testing.T) {
 		if got := tt.m.Due(tt.s); !got.Equal(tt.want) {
 			t.Errorf("mode %d: Due(%+v) = %v, want %v", tt.m.Mode, tt.s, got, tt.want)
 		}
+	}
+}
+
+// TestMachineScreen: a terminal agent's screen that says something new runs it; a redraw that
+// says nothing new (a spinner, a clock, a blinking dot) is activity alone.
+func TestMachineScreen(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := Machine{Mode: Terminal, IdleAfter: 5 * time.Second, StallAfter: time.Minute}
+	s := Snapshot{State: Waiting, Reason: ReasonPermission, Since: t0}
+	if got := m.Screen(s, t0.Add(time.Second), false); got.State != Waiting || got.Reason != ReasonPermission || !got.Activity.Equal(t0.Add(time.Second)) {
+		t.Errorf("a blinking dot moved a waiting agent: %+v", got)
+	}
+	got := m.Screen(s, t0.Add(2*time.Second), true)
+	if got.State != Running || got.Reason != "" || !got.Progress.Equal(t0.Add(2*time.Second)) {
+		t.Errorf("new words left it %+v", got)
+	}
+	if due := m.Due(got); !due.Equal(t0.Add(7 * time.Second)) {
+		t.Errorf("due %v, want idle_after after the words", due)
+	}
+	stalled := Snapshot{State: Stale, Reason: ReasonStalled, Since: t0, Progress: t0}
+	if got := m.Screen(stalled, t0.Add(time.Hour), false); got.State != Stale {
+		t.Errorf("a spinner woke a stalled agent: %+v", got)
+	}
+	if got := m.Screen(Snapshot{State: Stopping}, t0, true); got.State != Stopping {
+		t.Errorf("a screen moved a stopping agent: %+v", got)
 	}
 }
 

@@ -280,20 +280,36 @@ func (t *TermText) Screen() string {
 	return s
 }
 
-// Prompt is a screen a terminal agent shows when it waits for a person: the reason it waits
-// (input, permission) and the pattern that tells the screen.
+// Prompt is a screen a terminal agent shows when it falls quiet: the reason it waits for a
+// person (input, permission), or, Working, that it works though nothing on its screen moves
+// but a blinking spinner (Claude's "esc to interrupt"); and the pattern that tells the screen.
 type Prompt struct {
-	Reason string
-	Re     *regexp.Regexp
+	Reason  string
+	Working bool
+	Re      *regexp.Regexp
 }
 
-// Quiet is the reason a terminal agent waits that has been silent for IdleAfter showing screen:
-// the first of m.Prompts that matches it, else quiet.
-func (m Machine) Quiet(screen string) string {
+// Quiet is what the screen of a terminal agent that has been silent for IdleAfter says: the
+// first of m.Prompts that matches it, else waiting for no reason it can tell (quiet).
+func (m Machine) Quiet(screen string) Prompt {
 	for _, p := range m.Prompts {
 		if p.Re != nil && p.Re.MatchString(screen) {
-			return p.Reason
+			return p
 		}
 	}
-	return ReasonQuiet
+	return Prompt{Reason: ReasonQuiet}
+}
+
+// Judge is the state of a terminal agent that fell quiet (quiet: Tick's waiting, quiet) while
+// it was in prev, showing screen: waiting, for the reason the screen gives; or, when the screen
+// says it works, prev as it was, busy: it falls quiet no more, and stalls at StallAfter after
+// its screen last said something new.
+func (m Machine) Judge(prev, quiet Snapshot, screen string) Snapshot {
+	p := m.Quiet(screen)
+	if p.Working {
+		prev.Busy = true
+		return prev
+	}
+	quiet.Reason = p.Reason
+	return quiet
 }

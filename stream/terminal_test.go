@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTermText(t *testing.T) {
@@ -73,21 +74,45 @@ func TestTermTextBounded(t *testing.T) {
 
 func TestQuiet(t *testing.T) {
 	m := Machine{Mode: Terminal, Prompts: []Prompt{
-		{ReasonPermission, regexp.MustCompile(`Allow \w+\?`)},
-		{ReasonInput, regexp.MustCompile(`(?m)^> $`)},
+		{Reason: ReasonPermission, Re: regexp.MustCompile(`Allow \w+\?`)},
+		{Working: true, Re: regexp.MustCompile(`esc to interrupt`)},
+		{Reason: ReasonInput, Re: regexp.MustCompile(`(?m)^> $`)},
 	}}
 	for screen, want := range map[string]string{
-		"working…":                  ReasonQuiet,
-		"Allow Bash?\n 1. Yes":      ReasonPermission,
-		"done\n> ":                  ReasonInput,
-		"Allow Bash? no: > \nnope ": ReasonPermission, // the first match wins
+		"working…":                          ReasonQuiet,
+		"Allow Bash?\n 1. Yes":              ReasonPermission,
+		"done\n> ":                          ReasonInput,
+		"Allow Bash? no: > \nnope ":         ReasonPermission, // the first match wins
+		"✻ Hatching…\n> \nesc to interrupt": "working",
 	} {
-		if got := m.Quiet(screen); got != want {
-			t.Errorf("Quiet(%q) = %s, want %s", screen, got, want)
+		got := m.Quiet(screen)
+		if got.Working {
+			got.Reason = "working"
+		}
+		if got.Reason != want {
+			t.Errorf("Quiet(%q) = %s, want %s", screen, got.Reason, want)
 		}
 	}
-	if got := (Machine{Mode: Terminal}).Quiet("> "); got != ReasonQuiet {
-		t.Errorf("without prompts: %s", got)
+	if got := (Machine{Mode: Terminal}).Quiet("> "); got.Reason != ReasonQuiet {
+		t.Errorf("without prompts: %s", got.Reason)
+	}
+	// Judged working, a quiet agent stays as it was, busy: it stalls, and falls quiet no more.
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m.IdleAfter, m.StallAfter = 5*time.Second, time.Minute
+	prev := Snapshot{State: Running, Since: t0, Activity: t0, Progress: t0}
+	quiet := m.Tick(prev, t0.Add(5*time.Second))
+	got := m.Judge(prev, quiet, "✻ Hatching…\nesc to interrupt")
+	if got.State != Running || !got.Busy || !got.Since.Equal(t0) {
+		t.Fatalf("judged working: %+v", got)
+	}
+	if due := m.Due(got); !due.Equal(t0.Add(time.Minute)) {
+		t.Errorf("a busy agent is due at %v, want its stall", due)
+	}
+	if got := m.Screen(got, t0.Add(10*time.Second), true); got.Busy {
+		t.Errorf("new words left it busy: %+v", got)
+	}
+	if got := m.Judge(prev, quiet, "done\n> "); got.State != Waiting || got.Reason != ReasonInput {
+		t.Errorf("judged waiting: %+v", got)
 	}
 }
 

@@ -8,6 +8,8 @@ package ctl
 import (
 	"encoding/json"
 	"time"
+
+	"agt/state"
 )
 
 // The control channel is agents/NAME/ctl.sock, a unix stream socket the supervisor listens on
@@ -20,6 +22,40 @@ import (
 // clear error, never a hang.
 const Timeout = 5 * time.Second
 
+// ExchangeTime is how long an exchange may take: Timeout, but in tests that shorten it.
+func ExchangeTime() time.Duration {
+	if Test.Timeout > 0 {
+		return Test.Timeout
+	}
+	return Timeout
+}
+
+// An answer that arrives is true (R38). The client says in its request when it stops waiting
+// (Deadline); the supervisor begins nothing that the request asks for (a message delivered,
+// keys typed) past AnswerBy(Deadline), and answers by then what it did, so that the answer
+// arrives before the client gives up. A client that gets no answer says that what happened is
+// unknown, never that it failed. A message queued with Wait keeps its connection: a second
+// reply says where its turn began (Seq), or why it was never delivered (Error).
+
+// AnswerBy is when the supervisor answers a request whose client waits until deadline: early
+// enough for the answer to reach it.
+func AnswerBy(deadline time.Time) time.Time { return deadline.Add(-ExchangeTime() / 5) }
+
+// AnswerBy is when the supervisor answers r: zero for no bound (a request without a deadline,
+// as tests make them).
+func (r Request) AnswerBy() time.Time {
+	if r.Deadline.IsZero() {
+		return time.Time{}
+	}
+	return AnswerBy(r.Deadline)
+}
+
+// Late reports whether it is past the time to begin what r asks for.
+func (r Request) Late() bool {
+	by := r.AnswerBy()
+	return !by.IsZero() && time.Now().After(by)
+}
+
 // Ops of the control channel.
 const (
 	OpSend      = "send"       // a user message: the next turn of the conversation
@@ -29,6 +65,7 @@ const (
 	OpAfterTurn = "after-turn" // end the conversation once the running turn is over
 	OpKeys      = "keys"       // keystrokes into a terminal agent
 	OpAttach    = "attach"     // stay connected to a terminal agent's screen
+	OpStatus    = "status"     // the status as the supervisor holds it, ahead of status.json
 )
 
 // Request is one command on the control channel.
@@ -36,11 +73,16 @@ type Request struct {
 	Op      string `json:"op"`
 	Text    string `json:"text,omitempty"`    // send: the message
 	Queue   bool   `json:"queue,omitempty"`   // send: hold it until the running turn ends
+	Steer   bool   `json:"steer,omitempty"`   // send: into the running turn, where the agent takes that
 	ID      string `json:"id,omitempty"`      // approve, deny: the request; "" for the only one
 	Always  bool   `json:"always,omitempty"`  // approve: allow such requests for the session
 	Message string `json:"message,omitempty"` // deny: what the agent is told instead
 	Rows    uint16 `json:"rows,omitempty"`    // attach: the client's terminal size
 	Cols    uint16 `json:"cols,omitempty"`
+	Wait    bool   `json:"wait,omitempty"` // send --queue: a second reply once it is delivered
+	// Deadline is when the client stops waiting for the reply (zero: an older client, which
+	// waits Timeout from its connect).
+	Deadline time.Time `json:"deadline,omitzero"`
 }
 
 // Reply answers a Request: Error when it was refused.
@@ -50,6 +92,11 @@ type Reply struct {
 	ID     string `json:"id,omitempty"`     // approve, deny: the request answered
 	Tool   string `json:"tool,omitempty"`   // approve, deny: its tool
 	Queued bool   `json:"queued,omitempty"` // send --queue: held until the turn ends
+	// Status is the agent's status as its supervisor holds it (status): ahead of status.json
+	// while the disk refuses it.
+	Status *state.Status `json:"status,omitempty"`
+	// Then, in the supervisor only, brings the second reply of a message queued with Wait.
+	Then <-chan Reply `json:"-"`
 }
 
 // Attaching goes over the control channel: the request {"op":"attach","rows":R,"cols":C} and

@@ -22,6 +22,9 @@ type TestHooks struct {
 	// Unkillable, when set, names processes that SIGKILL cannot reach, as a process of another
 	// user or one stuck in the kernel.
 	Unkillable func(pid int) bool
+	// Timeout, when set, is how long a control exchange may take instead of ctl.Timeout: a
+	// wedged or slow supervisor without waiting seconds.
+	Timeout time.Duration
 	// Clock, when set, is the clock of the supervisor's state machine: the timing of a
 	// terminal agent made exact instead of slept through.
 	Clock func() time.Time

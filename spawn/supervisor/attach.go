@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agt/spawn/ctl"
@@ -15,20 +16,30 @@ import (
 // The server end of agt attach (see ctl.FrameKeys): the terminal's output to each attached
 // client, and its keys and sizes to the terminal.
 
-// attachQueue bounds the chunks of output waiting for one client: a client that falls that far
-// behind is let go rather than holding up the agent or the others.
-const attachQueue = 1024
+// attachQueue and attachQueueBytes bound the output waiting for one client, in chunks and in
+// bytes: a client that falls that far behind is let go rather than holding up the agent or the
+// others, or the supervisor's memory (R36). maxAttached bounds the clients attached at once.
+const (
+	attachQueue      = 1024
+	attachQueueBytes = 4 << 20
+	maxAttached      = 16
+)
 
 // ttyClient is one attached client.
 type ttyClient struct {
-	c    *os.File
-	out  chan []byte
-	done chan struct{}
-	once sync.Once
+	c      *os.File
+	out    chan []byte
+	queued atomic.Int64 // bytes in out
+	done   chan struct{}
+	once   sync.Once
 }
 
 // send queues a chunk for the client; one that cannot keep up is let go.
 func (c *ttyClient) send(p []byte) {
+	if c.queued.Add(int64(len(p))) > attachQueueBytes {
+		c.close()
+		return
+	}
 	select {
 	case <-c.done:
 	case c.out <- append([]byte(nil), p...):
@@ -47,6 +58,7 @@ func (c *ttyClient) write(wg *sync.WaitGroup) {
 	for {
 		select {
 		case p := <-c.out:
+			c.queued.Add(-int64(len(p)))
 			if _, err := c.c.Write(p); err != nil {
 				c.close()
 				return
@@ -78,10 +90,17 @@ func (tt *terminalTalk) attach(c *os.File, req ctl.Request, answer func(ctl.Repl
 		answer(ctl.Reply{Error: fmt.Sprintf("%s has ended", s.spec.Name)})
 		return
 	}
+	if len(t.clients) >= maxAttached {
+		t.mu.Unlock()
+		answer(ctl.Reply{Error: fmt.Sprintf("%d clients are attached to %s already; detach one first", maxAttached, s.spec.Name)})
+		return
+	}
 	t.mu.Unlock()
 	answer(ctl.Reply{})
 	t.mu.Lock()
-	cl.out <- t.replayLocked()
+	replay := t.replayLocked()
+	cl.queued.Add(int64(len(replay)))
+	cl.out <- replay
 	t.clients[cl] = struct{}{}
 	t.writers.Add(1)
 	t.mu.Unlock()

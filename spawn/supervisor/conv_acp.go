@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"agt/config"
+	"agt/pids"
 	"agt/spawn/ctl"
 	"agt/stream"
 )
@@ -24,11 +24,17 @@ type acpTalk struct {
 	talk
 	p     protocol
 	in    *os.File      // the running generation's stdin; nil before the first start
-	w     *lineWriter   // writes p's lines to in
+	w     *inputWriter  // writes p's lines to in
 	kick  chan struct{} // a line was decoded: connect looks again
+	heard int           // lines of output, stdout and stderr: signs of work, for connect
 	tail  []string      // the last stderr lines of the run, for a connection error
 	ready bool          // connect has returned: a later failure ends the run
 	ended bool          // ...which it did
+	// The prompt of the turn under way, and whether agt interrupted it; lost is the prompt of
+	// an interrupted turn that the agent kept nothing of (spec ForgetsInterrupted), which goes
+	// again before the next message. In memory only: prompts never reach the log.
+	turnText, lost string
+	cancelled      bool
 }
 
 // protocol is the client of a protocol spoken on the agent's stdin and stdout: stream.ACP. Any
@@ -71,30 +77,62 @@ func (c *acpTalk) inputLocked(string) string {
 	return ""
 }
 
-func (c *acpTalk) deliverLocked(text string) (func() error, bool) {
+// acpLineRoom is what a line of the protocol around a message or an answer may take: room is
+// made for it before the protocol is told, which must not think sent what was refused.
+const acpLineRoom = 64 << 10
+
+func (c *acpTalk) deliverLocked(text string) (bool, error) {
+	if c.lost != "" {
+		text = c.lost + "\n\n" + text
+	}
+	if err := c.w.room(len(text) + acpLineRoom); err != nil {
+		return false, err
+	}
+	c.lost = ""
+	c.turnText, c.cancelled = text, false
 	c.p.Prompt(text)
 	c.flushLocked()
-	return nil, true
+	return true, nil
+}
+
+// turnEndedLocked: an interrupted turn of an agent that keeps nothing of one (gemini --acp drops
+// its prompt from the session) leaves its prompt to go again before the next message, and the
+// log says so; then the turn's end is as for every conversation.
+func (c *acpTalk) turnEndedLocked(now time.Time) {
+	if c.cancelled && c.s.spec.ForgetsInterrupted && c.turnText != "" {
+		c.lost = c.turnText
+		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
+			Message: fmt.Sprintf("%s keeps nothing of an interrupted turn: its prompt (%d bytes) goes again, before the next message", c.s.spec.Kind, len(c.lost))}
+		c.s.appendLocked(&ev, now)
+	}
+	c.turnText, c.cancelled = "", false
+	c.talk.turnEndedLocked(now)
 }
 
 // replyLocked answers by the option of the kind asked for, by its kind: ids differ from agent
 // to agent. ACP takes no message with a denial.
-func (c *acpTalk) replyLocked(p *ctl.Permission, allow, always bool, _ string) (func() error, error) {
+func (c *acpTalk) replyLocked(p *ctl.Permission, allow, always bool, _ string) error {
+	if err := c.w.room(acpLineRoom); err != nil {
+		return err
+	}
 	if _, err := c.p.Answer(p.ID, allow, always); err != nil {
-		return nil, err
+		return err
 	}
 	c.flushLocked()
-	return nil, nil
+	return nil
 }
 
 // interruptLocked sends session/cancel, and answers every pending request cancelled; the agent
 // ends the turn with stopReason cancelled.
-func (c *acpTalk) interruptLocked(now time.Time) (func() error, string) {
+func (c *acpTalk) interruptLocked(now time.Time) string {
+	if err := c.w.room(acpLineRoom); err != nil {
+		return fmt.Sprintf("%s: %v", c.s.spec.Name, err)
+	}
 	c.cancelLocked(now)
 	if c.s.waitingForPermissionLocked() {
 		c.s.beginLocked(now) // the turn ends on its own: running until it says so
 	}
-	return nil, ""
+	return ""
 }
 
 // closeLocked ends the agent's input once the lines queued are written: it exits.
@@ -122,9 +160,14 @@ func (c *acpTalk) startedLocked(fds stdio, p startPlan, resume string) {
 		c.in.Close()     // the last run's
 		c.w.closeAfter() // its goroutine ends
 	}
-	c.in, c.w = fds.in, newLineWriter(fds.in)
+	c.in, c.w = fds.in, newInputWriter(fds.in, func(n int) {
+		c.s.emitError(fmt.Sprintf("%s reads its input again; %d lines for it were dropped meanwhile", c.s.spec.Name, n), false)
+		giveBack()
+	})
 	c.p.Connect(c.s.spec.Cwd, resume)
+	c.turnText, c.cancelled = "", false
 	if p.prompt != nil {
+		c.turnText = *p.prompt
 		c.p.Prompt(*p.prompt)
 	}
 	c.tail = c.tail[:0]
@@ -142,6 +185,7 @@ func (c *acpTalk) begin(g *generation, fds stdio) error {
 // line's answers go out, a connection being made hears of it, and a session that could not be
 // opened after spawn returned (the agent refused session/new) ends the run.
 func (c *acpTalk) lineLocked(line []byte, stderr bool) {
+	c.heard++
 	if stderr {
 		c.keepStderrLocked(line)
 		return
@@ -174,13 +218,21 @@ func (c *acpTalk) stoppingLocked(now time.Time) {
 	c.w.closeAfter()
 }
 
-// flushLocked hands the client's pending lines to the writer.
-func (c *acpTalk) flushLocked() { c.w.send(c.p.Lines()) }
+// flushLocked hands the client's pending lines to the writer. Lines past its bound are dropped
+// (the answers to an agent that floods requests and reads none: R36); the first drop of a
+// spell is an error event, and the agent runs on.
+func (c *acpTalk) flushLocked() {
+	lines := c.p.Lines()
+	if first, err := c.w.send(lines...); first {
+		c.s.errorLocked(fmt.Sprintf("%s cut off: %v; what agt answers it is dropped until it reads", c.s.spec.Name, err))
+	}
+}
 
 // cancelLocked cancels the running turn: pending permission requests are answered cancelled
 // (the log records each as denied) and session/cancel goes out.
 func (c *acpTalk) cancelLocked(now time.Time) {
 	s := c.s
+	c.cancelled = c.cancelled || c.p.Open()
 	for _, id := range c.p.Cancel() {
 		if p, ok := s.perms[id]; ok {
 			ev := stream.Event{Type: stream.TypePermission, ID: p.ID, Tool: p.Tool, Input: p.Input, Options: p.Options, Decision: "deny"}
@@ -214,7 +266,13 @@ func (c *acpTalk) keepStderrLocked(line []byte) {
 // errStoppedConnecting says a stop came while the supervisor waited for the handshake.
 var errStoppedConnecting = errors.New("stopped while connecting")
 
-// connect waits until the agent has answered initialize (within connect_timeout, default 30 s)
+// connectWorkLimit bounds how many connect timeouts in a row an agent that works (on a
+// processor, or writing) without answering initialize is given.
+const connectWorkLimit = 10
+
+// connect waits until the agent has answered initialize (within connect_timeout, default 30 s,
+// of no sign of work: an agent that spends processor time or writes lines meanwhile, as a Node
+// CLI loading on a busy machine does, is given the time again, up to connectWorkLimit times)
 // and then until its session is open (within as long again; past that the agent goes on and
 // the session event comes when it comes). When the agent does not answer, answers with what is
 // not ACP, refuses, or exits, the run's whole tree is killed and the error says why, with its
@@ -228,6 +286,7 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	answered := false
+	work, worked := c.work(), 0
 	var why string
 	for why == "" {
 		s.mu.Lock()
@@ -262,7 +321,16 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 				c.setReady() // slow to open its session, but it speaks ACP: go on
 				return nil
 			}
-			why = fmt.Sprintf("no answer to initialize within %v (connect_timeout in agt.toml)", timeout)
+			now := c.work()
+			switch {
+			case now == work:
+				why = fmt.Sprintf("no answer to initialize within %v, and no sign of work from it (connect_timeout in agt.toml)", timeout)
+			case worked+1 >= connectWorkLimit:
+				why = fmt.Sprintf("no answer to initialize within %v, though it kept working (%d × connect_timeout in agt.toml)", time.Duration(connectWorkLimit)*timeout, connectWorkLimit)
+			default:
+				work, worked = now, worked+1
+				t.Reset(timeout) // still loading: as long again
+			}
 		}
 	}
 	// The run is over: its whole tree goes, and the client is ready for the next.
@@ -283,6 +351,17 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 	return errors.New(msg)
 }
 
+// work is how much the agent has done so far, for connect to tell a slow start from a hung
+// one: its processor time, in clock ticks, plus the lines it wrote.
+func (c *acpTalk) work() uint64 {
+	s := c.s
+	s.mu.Lock()
+	leader, heard := s.leader, c.heard
+	s.mu.Unlock()
+	cpu, _ := pids.CPU(leader)
+	return cpu + uint64(heard)
+}
+
 func (c *acpTalk) setReady() {
 	c.s.mu.Lock()
 	c.ready = true
@@ -295,71 +374,4 @@ func exitWords(e *stream.Exit) string {
 		return "killed by " + e.Signal
 	}
 	return fmt.Sprintf("exit code %d", e.Code)
-}
-
-// lineWriter writes lines to the agent's stdin, in order, from a goroutine of its own: the
-// lines are made under mu, and an agent that reads slowly must never hold mu up.
-type lineWriter struct {
-	mu      sync.Mutex
-	lines   [][]byte
-	closing bool // close stdin once the lines queued are written
-	wake    chan struct{}
-	w       *os.File
-}
-
-func newLineWriter(w *os.File) *lineWriter {
-	lw := &lineWriter{w: w, wake: make(chan struct{}, 1)}
-	go lw.loop()
-	return lw
-}
-
-// send queues lines for the agent.
-func (lw *lineWriter) send(lines [][]byte) {
-	if lw == nil || len(lines) == 0 {
-		return
-	}
-	lw.mu.Lock()
-	lw.lines = append(lw.lines, lines...)
-	lw.mu.Unlock()
-	lw.kick()
-}
-
-// closeAfter closes the agent's stdin once what is queued is written: the end of its input.
-func (lw *lineWriter) closeAfter() {
-	if lw == nil {
-		return
-	}
-	lw.mu.Lock()
-	lw.closing = true
-	lw.mu.Unlock()
-	lw.kick()
-}
-
-func (lw *lineWriter) kick() {
-	select {
-	case lw.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (lw *lineWriter) loop() {
-	defer lw.w.Close()
-	for {
-		lw.mu.Lock()
-		lines, closing := lw.lines, lw.closing
-		lw.lines = nil
-		lw.mu.Unlock()
-		if len(lines) == 0 && closing {
-			return
-		}
-		for _, l := range lines {
-			// No deadline: the agent reads when it reads. It exiting ends the write (EPIPE).
-			if _, err := lw.w.Write(l); err != nil {
-				return
-			}
-		}
-		if len(lines) == 0 {
-			<-lw.wake
-		}
-	}
 }

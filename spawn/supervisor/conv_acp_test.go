@@ -131,6 +131,39 @@ func TestACPInterrupt(t *testing.T) {
 	waitState(t, s, stream.Running, "") // until the agent says the turn is over
 }
 
+// TestACPForgetsInterrupted: an agent that keeps nothing of an interrupted turn (gemini --acp)
+// is given its prompt again before the next message, and the log says so, without the prompt.
+func TestACPForgetsInterrupted(t *testing.T) {
+	for _, forgets := range []bool{true, false} {
+		spec := acpSpec()
+		spec.ForgetsInterrupted = forgets
+		s := newTestSupervisor(t, spec)
+		prompt := "first task"
+		a := startAgent(t, s, false, &prompt)
+		session := a.handshake("")
+		p := a.heard()
+		accepted(t, s.conv.interrupt())
+		if l := a.heard(); gjson.Get(l, "method").Str != "session/cancel" {
+			t.Fatalf("interrupt wrote %q", l)
+		}
+		a.say(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"cancelled"}}`, gjson.Get(p, "id").Int()))
+		waitState(t, s, stream.Waiting, stream.ReasonInput)
+		accepted(t, s.conv.send(ctl.Request{Op: ctl.OpSend, Text: "next"}))
+		next := a.heard()
+		want := "next"
+		if forgets {
+			want = "first task\n\nnext"
+			ev := waitEvent(t, s, stream.TypeError, nil)
+			if ev.Get("message").Str != "gemini-acp keeps nothing of an interrupted turn: its prompt (10 bytes) goes again, before the next message" {
+				t.Errorf("event %s", ev.Raw)
+			}
+		}
+		if got := gjson.Get(next, "params.prompt.0.text").Str; got != want || gjson.Get(next, "params.sessionId").Str != session {
+			t.Errorf("forgets %v: the next prompt %q, want %q", forgets, got, want)
+		}
+	}
+}
+
 // TestACPStopAndEnd: a stop cancels the turn and ends the input; stop --after-turn ends the
 // input once the turn is over.
 func TestACPStopAndEnd(t *testing.T) {
@@ -208,7 +241,7 @@ func TestACPConnectFails(t *testing.T) {
 		a := startAgent(t, s, false, nil)
 		a.heard()
 		a.hangUp()
-		if err := <-a.begun; err == nil || !strings.Contains(err.Error(), "no answer to initialize within 50ms (connect_timeout in agt.toml)") {
+		if err := <-a.begun; err == nil || !strings.Contains(err.Error(), "no answer to initialize within 50ms, and no sign of work from it (connect_timeout in agt.toml)") {
 			t.Fatalf("begin: %v", err)
 		}
 	})

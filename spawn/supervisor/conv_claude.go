@@ -2,8 +2,6 @@ package supervisor
 
 import (
 	"fmt"
-	"os"
-	"sync"
 	"time"
 
 	"agt/spawn/ctl"
@@ -14,12 +12,12 @@ import (
 // (stdin "stream-json"): one process for the whole conversation, each message a user message
 // line on its stdin, each permission request answered there with a control_response, an
 // interrupt a control_request (stream.ClaudeInput writes the lines). The pipe stays open
-// between turns; closing it ends the agent. The supervisor is its one writer.
+// between turns; closing it ends the agent. The supervisor is its one writer, through an
+// inputWriter: lines whole and in order, never waited for under mu, bounded (maxInput).
 type claudeTalk struct {
 	talk
 	lines stream.ClaudeInput
-	in    *os.File   // the running generation's stdin; nil before the first start. mu guards it
-	inMu  sync.Mutex // serializes writes to in (held for the write, never with mu)
+	in    *inputWriter // the running generation's stdin; nil before the first start. mu guards it
 }
 
 func newClaudeTalk(s *supervisor) *claudeTalk {
@@ -35,35 +33,33 @@ func (c *claudeTalk) inputLocked(string) string {
 	return ""
 }
 
-func (c *claudeTalk) deliverLocked(text string) (func() error, bool) {
-	return c.writer(c.lines.Prompt(text)), true
+func (c *claudeTalk) deliverLocked(text string) (bool, error) {
+	_, err := c.in.send(c.lines.Prompt(text))
+	return true, err
 }
 
-func (c *claudeTalk) replyLocked(p *ctl.Permission, allow, always bool, message string) (func() error, error) {
+func (c *claudeTalk) replyLocked(p *ctl.Permission, allow, always bool, message string) error {
 	if allow {
-		return c.writer(c.lines.Allow(p.ID, p.Input, p.Options, always)), nil
+		_, err := c.in.send(c.lines.Allow(p.ID, p.Input, p.Options, always))
+		return err
 	}
 	if message == "" {
 		message = "denied with agt deny"
 	}
-	return c.writer(c.lines.Deny(p.ID, message)), nil
+	_, err := c.in.send(c.lines.Deny(p.ID, message))
+	return err
 }
 
-func (c *claudeTalk) interruptLocked(time.Time) (func() error, string) {
-	return c.writer(c.lines.Interrupt()), ""
-}
-
-// closeLocked closes stdin after any write under way: the end of its input, and the agent
-// exits.
-func (c *claudeTalk) closeLocked() {
-	if w := c.in; w != nil {
-		go func() {
-			c.inMu.Lock()
-			defer c.inMu.Unlock()
-			w.Close()
-		}()
+func (c *claudeTalk) interruptLocked(time.Time) string {
+	if _, err := c.in.send(c.lines.Interrupt()); err != nil {
+		return fmt.Sprintf("%s: %v", c.s.spec.Name, err)
 	}
+	return ""
 }
+
+// closeLocked closes stdin once what is queued is written: the end of its input, and the
+// agent exits.
+func (c *claudeTalk) closeLocked() { c.in.closeAfter() }
 
 // plan: a conversation resumes where it was, waiting for the next message.
 func (c *claudeTalk) plan(resumed bool, prompt *string) startPlan {
@@ -79,35 +75,11 @@ func (c *claudeTalk) open(p startPlan, env []string) (stdio, error) {
 
 // startedLocked keeps the new run's stdin, and writes the prompt there: the first turn.
 func (c *claudeTalk) startedLocked(fds stdio, p startPlan, _ string) {
-	if c.in != nil {
-		c.in.Close() // the last run's
-	}
-	c.in = fds.in
+	c.in.closeAfter() // the last run's
+	c.in = newInputWriter(fds.in, nil)
 	if p.prompt != nil {
-		go c.writer(c.lines.Prompt(*p.prompt))()
+		c.in.send(c.lines.Prompt(*p.prompt))
 	}
 }
 
 func (c *claudeTalk) begin(g *generation, fds stdio) error { return readLines(c.s, g, fds) }
-
-// writer is the write of line to the running generation's stdin, to do once mu is let go.
-func (c *claudeTalk) writer(line []byte) func() error {
-	w := c.in
-	return func() error { return c.write(w, line) }
-}
-
-// write writes one line to the agent's stdin; writers take turns, so lines never interleave.
-// A write that cannot start within ctl.Timeout fails and leaves nothing behind; one that started
-// finishes without a deadline (the agent reads, if slowly): half a line would glue itself to
-// every message after it.
-func (c *claudeTalk) write(w *os.File, line []byte) error {
-	c.inMu.Lock()
-	defer c.inMu.Unlock()
-	w.SetWriteDeadline(time.Now().Add(ctl.Timeout))
-	n, err := w.Write(line)
-	if err != nil && n > 0 && n < len(line) {
-		w.SetWriteDeadline(time.Time{})
-		_, err = w.Write(line[n:])
-	}
-	return err
-}

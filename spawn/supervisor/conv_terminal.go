@@ -20,13 +20,16 @@ import (
 type terminalTalk struct {
 	base
 	term       *terminal
-	text       stream.TermText // the output as text; mu guards it
+	text       stream.TermText // the output as text, for its output events; mu guards it
+	watch      *screenWatch    // the whole screen, for its state; mu guards it
 	typePrompt *string         // the prompt, typed once the agent first waits; mu guards it
 }
 
 func newTerminalTalk(s *supervisor) *terminalTalk {
 	s.machine.Mode, s.machine.Prompts = stream.Terminal, prompts(s.spec)
-	return &terminalTalk{base: base{s}, term: newTerminal(s.spec, s.a)}
+	t := newTerminal(s.spec, s.a)
+	rows, cols := t.size()
+	return &terminalTalk{base: base{s}, term: t, watch: newScreenWatch(s.spec, rows, cols)}
 }
 
 func (c *terminalTalk) send(req ctl.Request) ctl.Reply {
@@ -34,12 +37,12 @@ func (c *terminalTalk) send(req ctl.Request) ctl.Reply {
 	s.mu.Lock()
 	seq, st := s.seq, s.snap.State
 	s.mu.Unlock()
-	shown, err := c.typeText(req.Text)
+	shown, err := c.typeText(req.Text, req.AnswerBy())
 	switch {
 	case err != nil:
 		return ctl.Reply{Error: fmt.Sprintf("%s is %s: %v", s.spec.Name, st, err)}
 	case !shown:
-		return ctl.Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing within %s; look with 'agt attach %s'", s.spec.Name, typeConfirm, s.spec.Name)}
+		return ctl.Reply{Error: fmt.Sprintf("typed into %s, but it showed nothing in time; look with 'agt attach %s'", s.spec.Name, s.spec.Name)}
 	}
 	return ctl.Reply{Seq: seq}
 }
@@ -102,17 +105,38 @@ func (c *terminalTalk) nextLocked(ev *stream.Event, next stream.Snapshot, now ti
 		return next
 	}
 	if next.State == stream.Waiting && next.Reason == stream.ReasonQuiet && s.snap.State != stream.Waiting {
-		next.Reason = s.machine.Quiet(c.text.Screen())
+		if next = s.machine.Judge(s.snap, next, c.watch.text); next.Busy {
+			return next // its screen says it works
+		}
 		s.events = s.events[:0]
 		c.text.EndPartial(c.outputLineLocked)
+		c.failedLocked()
 		s.appendEventsLocked(now)
 	}
 	if c.typePrompt != nil && next.State == stream.Waiting {
 		p := *c.typePrompt
 		c.typePrompt = nil
-		go c.typeText(p)
+		go c.typeText(p, time.Time{})
 	}
 	return next
+}
+
+// failedLocked adds to s.events the failure the screen shows, once, and keeps it as the
+// status's error while the screen shows it: a terminal agent that gave up on a model request
+// waits for input, its error in ps.
+func (c *terminalTalk) failedLocked() {
+	s := c.s
+	msg, fresh := c.watch.failed()
+	switch {
+	case fresh:
+		s.events = append(s.events, stream.GaveUp(msg))
+		s.status.Error = s.events[len(s.events)-1].Message
+	case msg == "" && c.watch.told != "" && s.status.Error == c.watch.told:
+		s.status.Error = "" // the screen no longer shows it
+	}
+	if fresh {
+		c.watch.told = s.status.Error
+	}
 }
 
 // end lets the attached clients go, once they have the last output.
@@ -165,20 +189,36 @@ func (c *terminalTalk) read(ptmx *os.File) <-chan struct{} {
 	return done
 }
 
-// emit turns a chunk of terminal output into output events; a chunk that changes what the
-// program shows is a sign it runs.
+// emit turns a chunk of terminal output into output events, and its screen into the agent's
+// state: a chunk that says something new on it is work (running); one that only redraws (a
+// spinner and its clock) keeps a running agent from falling quiet and no more; one that only
+// blinks is nothing; a screen that shows a retry of a failed model request is a retry notice
+// (running, retrying).
 func (c *terminalTalk) emit(p []byte) {
 	s := c.s
 	now := s.now()
+	rows, cols := c.term.size()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.events = s.events[:0]
+	// The lines kept for the prompt patterns are as many as the terminal has rows: on a tall
+	// terminal, what a program draws under its input box (Claude's animated logo) must not
+	// push the box out of them.
+	c.text.Rows = int(rows)
 	c.text.Write(p, c.outputLineLocked)
+	alive, progress := c.watch.write(p, rows, cols)
+	ev, fresh, retrying := c.watch.retrying()
 	moved := false
-	if c.text.Changed() { // a redraw of what shows already is no sign of work
-		moved = s.moveLocked(s.machine.Event(s.snap, &stream.Event{Type: stream.TypeOutput}, now), now)
+	if alive { // a blink is no sign of life: a box that asks blinks for ever
+		// While the screen shows a retry, its words are the retry's: its notice says what
+		// is new.
+		moved = s.moveLocked(s.machine.Screen(s.snap, now, progress && !retrying), now)
 	}
 	s.appendEventsLocked(now)
+	if fresh {
+		s.appendLocked(&ev, now)
+		moved = s.moveLocked(s.machine.Event(s.snap, &ev, now), now) || moved
+	}
 	if moved {
 		s.writeStatusLocked()
 	} else {
@@ -198,8 +238,15 @@ func (c *terminalTalk) outputLineLocked(line []byte, truncated bool, n int) {
 // typeText types text into the terminal and presses Enter, as a person would: text of several
 // lines as one bracketed paste, so that a TUI takes it as one message. Enter goes once the
 // program has echoed the text (or after a second), so that it is not taken as part of a paste.
-// It reports whether the program showed anything after Enter.
-func (c *terminalTalk) typeText(text string) (bool, error) {
+// It reports whether the program showed anything after Enter, within typeConfirm; the waits end
+// by by, when set: the time to answer the client (R38).
+func (c *terminalTalk) typeText(text string, by time.Time) (bool, error) {
+	within := func(d time.Duration) time.Duration {
+		if by.IsZero() {
+			return d
+		}
+		return max(min(d, time.Until(by)), 0)
+	}
 	text = strings.TrimRight(text, "\r\n") // the Enter is ours to press
 	b := []byte(text)
 	if strings.Contains(text, "\n") {
@@ -210,12 +257,12 @@ func (c *terminalTalk) typeText(text string) (bool, error) {
 	if err := c.term.input(b); err != nil {
 		return false, err
 	}
-	c.term.waitOutput(mark, time.Second)
+	c.term.waitOutput(mark, within(time.Second))
 	mark = c.term.mark()
 	if err := c.term.input([]byte{'\r'}); err != nil {
 		return false, err
 	}
-	return c.term.waitOutput(mark, typeConfirm), nil
+	return c.term.waitOutput(mark, within(typeConfirm)), nil
 }
 
 // typeConfirm bounds the wait for a program to show that it took what agt send typed.

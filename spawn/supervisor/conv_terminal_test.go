@@ -3,8 +3,10 @@ package supervisor
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/tidwall/gjson"
 
+	"agt/config"
 	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
@@ -89,6 +92,26 @@ func TestTerminalQuietSaysWhy(t *testing.T) {
 	tick(s)
 	waitState(t, s, stream.Waiting, stream.ReasonPermission)
 	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return strings.HasPrefix(ev.Get("line").Str, "Allow? [y/n]") })
+}
+
+// TestTerminalScreenIsTall: on a terminal of 40 rows, the prompt patterns see 40 lines: an
+// input box with 30 lines drawn under it (an animation) still says the agent waits for input.
+func TestTerminalScreenIsTall(t *testing.T) {
+	clock := useTestClock(t)
+	spec := terminalSpec()
+	spec.Rows, spec.Cols = 40, 120
+	s := newTestSupervisor(t, spec)
+	a := startAgent(t, s, false, nil)
+	var screen strings.Builder
+	screen.WriteString(">\n")
+	for i := range 30 {
+		fmt.Fprintf(&screen, "frame %d\n", i)
+	}
+	io.WriteString(a.tty, screen.String())
+	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return ev.Get("line").Str == "frame 29" })
+	clock.advance(5 * time.Second)
+	tick(s)
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
 }
 
 // TestTerminalTypesPrompt: a prompt the argv does not take is typed once the program first
@@ -220,4 +243,94 @@ func TestTerminalAttach(t *testing.T) {
 	waitClosed(t, "the client to be let go", served)
 	s.conv.attach(server, ctl.Request{Op: ctl.OpAttach}, func(r ctl.Reply) { replies <- r })
 	refused(t, <-replies, "a has ended")
+}
+
+// TestTerminalClaudeScreens: the screens of Claude Code's TUI, as captured under agt (see
+// config's TestClaudeScreens): its retry of a 401 is running (retrying), with a retry notice of
+// the attempt it shows; the failure it then gives up on, once quiet at its prompt, is waiting
+// (input) with the failure in an event and in the status; a spinner that turns for stall_after
+// with nothing new is stale (stalled).
+func TestTerminalClaudeScreens(t *testing.T) {
+	capture := func(name string) []byte {
+		b, err := os.ReadFile("../../stream/testdata/terminal/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	claude := config.Builtins()["claude"]
+	spec := terminalSpec()
+	spec.Rows, spec.Cols = 24, 80
+	spec.StallAfter = state.Duration(time.Minute)
+	spec.PermissionScreen, spec.InputScreen = claude.PermissionScreen, claude.InputScreen
+	spec.BusyScreen, spec.RetryScreen, spec.ErrorScreen = claude.BusyScreen, claude.RetryScreen, claude.ErrorScreen
+
+	clock := useTestClock(t)
+	s := newTestSupervisor(t, spec)
+	a := startAgent(t, s, false, nil)
+	a.tty.Write(capture("claude_retry_401.tty"))
+	ev := waitEvent(t, s, stream.TypeError, func(ev gjson.Result) bool { return ev.Get("attempt").Int() == 6 })
+	if ev.Get("message").Str != "401 invalid x-api-key" || ev.Get("class").Str != stream.ClassAuth || ev.Get("fatal").Bool() {
+		t.Errorf("retry notice %s", ev.Raw)
+	}
+	waitState(t, s, stream.Running, stream.ReasonRetrying)
+
+	a.tty.Write(capture("claude_error_401.tty"))
+	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return strings.Contains(ev.Get("line").Str, "Fix external API key") })
+	clock.advance(5 * time.Second)
+	tick(s)
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
+	ev = waitEvent(t, s, stream.TypeError, func(ev gjson.Result) bool { return ev.Get("attempt").Int() == 0 })
+	if ev.Get("message").Str != "Invalid API key · Fix external API key" || ev.Get("class").Str != stream.ClassAuth {
+		t.Errorf("failure %s", ev.Raw)
+	}
+	s.mu.Lock()
+	if s.status.Error != "Invalid API key · Fix external API key" {
+		t.Errorf("status error %q", s.status.Error)
+	}
+	s.mu.Unlock()
+
+	// A request that hangs: new words, then only the spinner and its clock, for a minute.
+	a.tty.Write(capture("claude_hang.tty"))
+	waitState(t, s, stream.Running, "")
+	for i := range 60 {
+		clock.advance(time.Second)
+		a.tty.Write([]byte("\x1b[19;1H✶ Hatching… (" + strconv.Itoa(21+i) + "s)"))
+		waitFor(t, "the tick's activity", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.snap.Activity.Equal(clock.Now())
+		})
+		tick(s)
+	}
+	waitState(t, s, stream.Stale, stream.ReasonStalled)
+
+	// A permission box, whose dot blinks for ever: waiting (permission) after idle_after, the
+	// blinks no sign of life. Answered, the box goes: running, then waiting (input).
+	a.tty.Write(capture("claude_permission.tty"))
+	waitState(t, s, stream.Running, "")
+	for i := range 6 {
+		clock.advance(time.Second)
+		dot := []string{" ", "●"}[i%2]
+		a.tty.Write([]byte("\x1b[6;1H" + dot))
+		waitFor(t, "the blink to be read", func() bool {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			row := strings.Split(s.conv.(*terminalTalk).watch.text, "\n")[5]
+			return strings.HasPrefix(row, dot) || dot == " " && !strings.HasPrefix(row, "●")
+		})
+		tick(s)
+	}
+	waitState(t, s, stream.Waiting, stream.ReasonPermission)
+	a.tty.Write(capture("claude_permission_answered.tty"))
+	waitState(t, s, stream.Running, "")
+	// All of it read before the clock moves on: a chunk read later would be new work then.
+	waitFor(t, "the input box", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return strings.Contains(s.conv.(*terminalTalk).watch.text, "? for shortcuts")
+	})
+	clock.advance(5 * time.Second)
+	tick(s)
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
 }

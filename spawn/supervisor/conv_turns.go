@@ -39,17 +39,17 @@ func (c *turnsTalk) inputLocked(op string) string {
 	return ""
 }
 
-func (c *turnsTalk) deliverLocked(text string) (func() error, bool) {
+func (c *turnsTalk) deliverLocked(text string) (bool, error) {
 	if !c.between {
-		return nil, false // the turn's result came, its process is on its way out
+		return false, nil // the turn's result came, its process is on its way out
 	}
 	c.between = false // no process runs: the message starts the next one
 	c.msgs <- text
-	return nil, true
+	return true, nil
 }
 
-func (c *turnsTalk) replyLocked(*ctl.Permission, bool, bool, string) (func() error, error) {
-	return nil, errors.New("a conversation of turn processes asks no permission") // inputLocked refused
+func (c *turnsTalk) replyLocked(*ctl.Permission, bool, bool, string) error {
+	return errors.New("a conversation of turn processes asks no permission") // inputLocked refused
 }
 
 // interruptGrace is how long an interrupted turn process has to end before SIGTERM.
@@ -58,10 +58,10 @@ const interruptGrace = 2 * time.Second
 // interruptLocked stops the turn's process: SIGINT, as a person's Ctrl-C; SIGTERM if it takes
 // no notice (opencode ignores SIGINT without a terminal). Its end is then the turn's, not a
 // failure.
-func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
+func (c *turnsTalk) interruptLocked(time.Time) string {
 	s := c.s
 	if !s.alive {
-		return nil, fmt.Sprintf("%s is starting its turn; try again", s.spec.Name)
+		return fmt.Sprintf("%s is starting its turn; try again", s.spec.Name)
 	}
 	leader := s.leader
 	c.interrupted = true
@@ -74,14 +74,17 @@ func (c *turnsTalk) interruptLocked(time.Time) (func() error, string) {
 			unix.Kill(-leader.PID, unix.SIGTERM)
 		}
 	})
-	return nil, ""
+	return ""
 }
 
 // closeLocked starts no next turn: nextTurn, or the main loop between turns, ends.
 func (c *turnsTalk) closeLocked() { close(c.ended) }
 
 // plan: the next turn's process runs with the message as its prompt, in the session when the
-// agent saved it, else in a fresh one. Any other start is as usual.
+// agent saved it, else in a fresh one. A fresh one has nothing of the turns before (its first
+// turn was cut short, say, before the model answered, and Codex, opencode and Gemini then kept
+// no session): it is given the first prompt again, before the message, so that the
+// conversation still begins where it began. Any other start is as usual.
 func (c *turnsTalk) plan(resumed bool, prompt *string) startPlan {
 	s := c.s
 	s.mu.Lock()
@@ -92,8 +95,13 @@ func (c *turnsTalk) plan(resumed bool, prompt *string) startPlan {
 		return s.plan(resumed, prompt)
 	}
 	p := startPlan{argv: s.spec.Argv, prompt: next, resumed: resumed, begun: true}
-	if resumed {
+	switch {
+	case resumed:
 		p.argv = s.spec.Resume
+	case prompt != nil:
+		joined := *prompt + "\n\n" + *next
+		p.prompt = &joined
+		p.fresh = "the next turn starts afresh, given the first prompt again before the message"
 	}
 	return p
 }
@@ -125,9 +133,9 @@ func (c *turnsTalk) nextTurn(sigs signals, exit *stream.Exit) (*generation, erro
 	s.mu.Lock()
 	s.recordExitLocked(exit, now)
 	var msg *string
-	if len(c.queue) > 0 {
-		m := c.queue[0]
-		c.queue = c.queue[1:]
+	if !c.q.empty() {
+		m := c.q.first()
+		c.q.deliveredLocked(s.seq)
 		msg = &m
 		s.beginLocked(now)
 	} else {

@@ -92,6 +92,39 @@ func TestTurnsNextTurn(t *testing.T) {
 	waitState(t, s, stream.Running, "")
 }
 
+// TestTurnsUnsavedFirstTurn: when the first turn left no saved session (cut short before the
+// model answered), the next turn starts afresh and is given the first prompt again before the
+// message, which the log says.
+func TestTurnsUnsavedFirstTurn(t *testing.T) {
+	s := newTestSupervisor(t, turnsSpec())
+	if err := state.WriteFileAtomic(s.a.Path(state.PromptFile), []byte("first task")); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	s.status.SessionID, s.status.Resumable = "thread-1", false
+	s.snap.State = stream.Running
+	s.mu.Unlock()
+	gc, ec, _ := betweenTurns(t, s)
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
+
+	accepted(t, s.conv.send(ctl.Request{Op: ctl.OpSend, Text: "second turn"}))
+	g, err := <-gc, <-ec
+	if err != nil {
+		t.Fatal(err)
+	}
+	spawned := gjson.ParseBytes(g.spawned)
+	if argv := spawned.Get("argv").Array(); len(argv) != 4 || argv[3].Str != "start" {
+		t.Fatalf("spawned %s, want the start argv", g.spawned)
+	}
+	if got := stdinOf(t, int(spawned.Get("pid").Int())); got != "first task\n\nsecond turn" {
+		t.Fatalf("the turn's process read %q", got)
+	}
+	ev := waitEvent(t, s, stream.TypeError, nil)
+	if ev.Get("message").Str != "session thread-1 was never saved; the next turn starts afresh, given the first prompt again before the message" {
+		t.Errorf("event %s", ev.Raw)
+	}
+}
+
 // TestTurnsQueued: a message queued while a turn process runs starts the next one as soon as
 // that one has exited, without waiting for input.
 func TestTurnsQueued(t *testing.T) {

@@ -13,8 +13,9 @@ import (
 
 // A conversation is one way of talking to an agent. There are five, each in a file of its own:
 // none (a one-shot run: conv_oneshot.go), Claude's stream-json on stdin with its control
-// protocol (conv_claude.go), a process per turn (conv_turns.go), the Agent Client Protocol
-// (conv_acp.go), and a terminal (conv_terminal.go). The supervisor has exactly one, chosen by
+// protocol (conv_claude.go), a process per turn (conv_turns.go), a protocol of which agt is the
+// client (conv_acp.go: the Agent Client Protocol, and Codex's app-server, fitted in
+// conv_codex.go), and a terminal (conv_terminal.go). The supervisor has exactly one, chosen by
 // the agent's record (conversationFor), and never asks which: what differs from one way to the
 // next is behind this interface.
 //
@@ -98,19 +99,14 @@ func conversationFor(s *supervisor) conversation {
 	switch {
 	case s.spec.TTY:
 		return newTerminalTalk(s)
-	case s.spec.Stdin == config.StdinACP && isProtocol(s.dec):
-		return newACPTalk(s, s.dec.(protocol))
+	case s.spec.Stdin == config.StdinACP && protocolOf(s) != nil:
+		return newACPTalk(s, protocolOf(s))
 	case config.StdinConverses(s.spec.Stdin): // stream-json (or acp without its client: a hand-edited record)
 		return newClaudeTalk(s)
 	case s.spec.ConverseTurns:
 		return newTurnsTalk(s)
 	}
 	return &oneShot{base{s}}
-}
-
-func isProtocol(d stream.Decoder) bool {
-	_, ok := d.(protocol)
-	return ok
 }
 
 // notConversing is the refusal of a request that only a conversation takes.
@@ -154,19 +150,20 @@ func readLines(s *supervisor, g *generation, fds stdio) error {
 }
 
 // A wire is how a conversation that takes messages reaches the agent; talk calls it, with mu
-// held.
+// held. What it writes to the agent is queued, never waited for: a write to an agent that does
+// not read is refused once maxInput waits (R36), and nothing is sent then.
 type wire interface {
 	// inputLocked says why the agent cannot take the request op now; "" when it can.
 	inputLocked(op string) string
-	// deliverLocked gives the agent a message that starts its next turn: write, when not nil,
-	// is what is left to do once mu is let go. ok is false when the agent cannot take it
-	// before its running turn is over (a process per turn): it is then held for that.
-	deliverLocked(text string) (write func() error, ok bool)
+	// deliverLocked gives the agent a message that starts its next turn. ok is false when
+	// the agent cannot take it before its running turn is over (a process per turn): it is
+	// then held for that. An error says why it was not sent.
+	deliverLocked(text string) (ok bool, err error)
 	// replyLocked answers the permission request p: allow it (for the rest of the session,
 	// when always), or deny it, telling the agent message.
-	replyLocked(p *ctl.Permission, allow, always bool, message string) (write func() error, err error)
+	replyLocked(p *ctl.Permission, allow, always bool, message string) error
 	// interruptLocked cancels the running turn, or says why it cannot.
-	interruptLocked(now time.Time) (write func() error, why string)
+	interruptLocked(now time.Time) (why string)
 	// closeLocked ends the agent's input, once what is being written is: it ends.
 	closeLocked()
 }
@@ -176,8 +173,8 @@ type wire interface {
 type talk struct {
 	base
 	w               wire
-	queue           []string // messages sent with --queue, for the turn's end
-	ending, endSent bool     // end after the running turn (stop --after-turn); it is under way
+	q               messageQueue // messages sent with --queue, for the turn's end (conv_queue.go)
+	ending, endSent bool         // end after the running turn (stop --after-turn); it is under way
 }
 
 // newTalk is the part of conversation c that takes messages over w: its input is open
@@ -202,42 +199,60 @@ func (t *talk) send(req ctl.Request) ctl.Reply {
 	s := t.s
 	now := time.Now()
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	why := t.liveLocked(ctl.OpSend)
 	if why == "" && t.ending {
 		why = fmt.Sprintf("%s is ending after its turn (agt stop --after-turn): it takes no more messages", s.spec.Name)
 	}
+	if why == "" && req.Late() {
+		why = "agt send came too late to be answered in time: not delivered"
+		s.errorLocked(why)
+	}
 	if why != "" {
-		s.mu.Unlock()
 		return ctl.Reply{Error: why}
 	}
 	seq := s.seq
 	if !s.waitingForInputLocked() {
+		if req.Steer {
+			return t.steer(req)
+		}
 		if !req.Queue {
 			state := s.snap.State
 			if s.snap.Reason != "" {
 				state += " (" + s.snap.Reason + ")"
 			}
-			s.mu.Unlock()
 			return ctl.Reply{Error: fmt.Sprintf("%s is %s, not waiting for input; 'agt send --queue' delivers it when the turn ends", s.spec.Name, state)}
 		}
-		t.queue = append(t.queue, req.Text)
-		s.mu.Unlock()
-		return ctl.Reply{Queued: true, Seq: seq}
+		return t.q.addLocked(s.spec.Name, req, seq)
 	}
-	write, ok := t.w.deliverLocked(req.Text)
+	ok, err := t.w.deliverLocked(req.Text)
+	if err != nil {
+		return ctl.Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
+	}
 	if !ok {
-		t.queue = append(t.queue, req.Text) // next in line
-		s.mu.Unlock()
-		return ctl.Reply{Seq: seq}
+		// Next in line, for the turn process on its way out: its result came before seq.
+		r := t.q.addLocked(s.spec.Name, ctl.Request{Text: req.Text}, seq)
+		r.Queued = false
+		return r
 	}
 	s.beginLocked(now)
-	s.mu.Unlock()
-	if write != nil {
-		if err := write(); err != nil {
-			return ctl.Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
+	return ctl.Reply{Seq: seq}
+}
+
+// steer gives the running turn a message (agt send --steer), where the wire can; mu is held.
+func (t *talk) steer(req ctl.Request) ctl.Reply {
+	s := t.s
+	seq := s.seq
+	if st, ok := t.w.(steerer); ok {
+		took, err := st.steerLocked(req.Text)
+		if err != nil {
+			return ctl.Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
+		}
+		if took {
+			return ctl.Reply{Seq: seq}
 		}
 	}
-	return ctl.Reply{Seq: seq}
+	return ctl.Reply{Error: fmt.Sprintf("%s cannot take a message into its running turn (%s): only Codex conversations can; 'agt send --queue' delivers it when the turn ends", s.spec.Name, s.snap.State)}
 }
 
 func (t *talk) answer(req ctl.Request) ctl.Reply {
@@ -254,8 +269,7 @@ func (t *talk) answer(req ctl.Request) ctl.Reply {
 		return ctl.Reply{Error: why}
 	}
 	allow := req.Op == ctl.OpApprove
-	write, err := t.w.replyLocked(p, allow, req.Always, req.Message)
-	if err != nil {
+	if err := t.w.replyLocked(p, allow, req.Always, req.Message); err != nil {
 		s.mu.Unlock()
 		return ctl.Reply{Error: fmt.Sprintf("%s: %v", s.spec.Name, err)}
 	}
@@ -271,11 +285,6 @@ func (t *talk) answer(req ctl.Request) ctl.Reply {
 	}
 	s.mu.Unlock()
 	s.removePermission(p.ID)
-	if write != nil {
-		if err := write(); err != nil {
-			return ctl.Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
-		}
-	}
 	return ctl.Reply{ID: p.ID, Tool: p.Tool}
 }
 
@@ -283,6 +292,14 @@ func (t *talk) permissionLocked(ev *stream.Event) bool {
 	s := t.s
 	if t.w.inputLocked(ctl.OpApprove) != "" {
 		return false // nobody can answer
+	}
+	if why := s.inboxFullLocked(ev); why != "" {
+		// Past the inbox's bounds (R36): denied at once, and the log says why.
+		p := &ctl.Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
+		t.w.replyLocked(p, false, false, why)
+		ev.Decision = "deny"
+		s.errorLocked(fmt.Sprintf("permission request %s denied: %s", ev.ID, why))
+		return false
 	}
 	if s.policy.Empty() {
 		return true
@@ -292,36 +309,26 @@ func (t *talk) permissionLocked(ev *stream.Event) bool {
 		return true
 	}
 	p := &ctl.Permission{ID: ev.ID, Tool: ev.Tool, Input: ev.Input, Options: ev.Options}
-	write, err := t.w.replyLocked(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml")
-	if err != nil {
-		return true // no such option (ACP): a person decides
+	if err := t.w.replyLocked(p, decision == "allow", false, "denied by the rule "+rule+" in agt.toml"); err != nil {
+		return true // no such option (ACP), or its input is full: a person decides
 	}
 	ev.Decision, ev.Rule = decision, rule
-	if write != nil {
-		go write()
-	}
 	return false
 }
 
 func (t *talk) interrupt() ctl.Reply {
 	s := t.s
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	why := t.liveLocked(ctl.OpInterrupt)
 	if why == "" && !s.snap.Open && !s.waitingForPermissionLocked() {
 		why = fmt.Sprintf("%s is %s: no turn to interrupt", s.spec.Name, s.snap.State)
 	}
-	var write func() error
 	if why == "" {
-		write, why = t.w.interruptLocked(time.Now())
+		why = t.w.interruptLocked(time.Now())
 	}
-	s.mu.Unlock()
 	if why != "" {
 		return ctl.Reply{Error: why}
-	}
-	if write != nil {
-		if err := write(); err != nil {
-			return ctl.Reply{Error: fmt.Sprintf("write to %s: %v", s.spec.Name, err)}
-		}
 	}
 	return ctl.Reply{}
 }
@@ -354,22 +361,31 @@ func (t *talk) endIfIdleLocked() {
 func (t *talk) turnEndedLocked(now time.Time) {
 	t.endIfIdleLocked()
 	s := t.s
-	if len(t.queue) == 0 || !s.waitingForInputLocked() || t.ending || t.w.inputLocked(ctl.OpSend) != "" {
+	if t.q.empty() || !s.waitingForInputLocked() || t.ending || t.w.inputLocked(ctl.OpSend) != "" {
 		return
 	}
-	write, ok := t.w.deliverLocked(t.queue[0])
-	if !ok {
-		return // a process per turn: the next one takes it (nextTurn)
+	ok, err := t.w.deliverLocked(t.q.first())
+	switch {
+	case err != nil:
+		why := fmt.Sprintf("a message queued for %s was not delivered: %v", s.spec.Name, err)
+		t.q.dropLocked(why, 1)
+		s.errorLocked(why)
+	case ok:
+		t.q.deliveredLocked(s.seq)
+		s.beginLocked(now)
 	}
-	t.queue = t.queue[1:]
-	s.beginLocked(now)
-	if write != nil {
-		go write()
-	}
+	// Not ok: a process per turn; the next one takes it (nextTurn).
 }
 
 // endedLocked: the agent that asked is gone; so are the messages held for its turn's end.
 func (t *talk) endedLocked(stream.Exit, stream.Failure) bool {
-	t.queue = nil
+	t.q.dropLocked(fmt.Sprintf("%s ended before its turn came: the message was not delivered", t.s.spec.Name), -1)
 	return false
+}
+
+// end: a message still queued is never delivered now.
+func (t *talk) end() {
+	t.s.mu.Lock()
+	defer t.s.mu.Unlock()
+	t.q.dropLocked(fmt.Sprintf("%s ended before its turn came: the message was not delivered", t.s.spec.Name), -1)
 }

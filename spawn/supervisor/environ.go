@@ -2,9 +2,11 @@ package supervisor
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 
 	"agt/config"
+	"agt/sandbox"
 	"agt/spawn/ctl"
 )
 
@@ -36,4 +38,21 @@ func (s *supervisor) agentGetenv() func(string) string {
 		}
 		return ""
 	}
+}
+
+// sessionSaved reports whether the agent saved session id where its kind keeps sessions (spec
+// SessionFile, a glob with $AGT_SESSION_ID, ~ and ${VAR:-default}, in the agent's environment):
+// a resume can take it up even though agt saw no reply (a terminal agent shows its replies on
+// its screen alone).
+func (s *supervisor) sessionSaved(id string) bool {
+	tmpl := s.spec.SessionFile
+	if tmpl == "" || id == "" || strings.ContainsAny(id, `/\*?[]`) || id == "." || id == ".." {
+		return false
+	}
+	p, err := sandbox.ExpandPath(strings.ReplaceAll(tmpl, "$AGT_SESSION_ID", id), s.agentGetenv())
+	if err != nil {
+		return false
+	}
+	m, err := filepath.Glob(p)
+	return err == nil && len(m) > 0
 }

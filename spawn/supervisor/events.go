@@ -61,7 +61,9 @@ func (s *supervisor) emitLine(line []byte, truncated bool, n int, stderr, flush 
 	s.events = s.events[:0]
 	switch {
 	case stderr:
-		s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
+		if l, ok := s.dec.(stream.LogReader); !ok || truncated || !l.Routine(line) {
+			s.events = append(s.events, stream.Event{Type: stream.TypeStderr, Line: string(line)})
+		}
 		if !truncated {
 			s.events = s.dec.DecodeStderr(s.events, line)
 		}
@@ -105,6 +107,13 @@ func (s *supervisor) emitError(msg string, fatal bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := stream.Event{Type: stream.TypeError, Message: msg, Source: stream.SourceSupervisor, Fatal: fatal}
+	s.appendLocked(&ev, time.Now())
+	s.flushLocked()
+}
+
+// errorLocked records an error event from the supervisor that the agent runs on after.
+func (s *supervisor) errorLocked(msg string) {
+	ev := stream.Event{Type: stream.TypeError, Message: msg, Source: stream.SourceSupervisor}
 	s.appendLocked(&ev, time.Now())
 	s.flushLocked()
 }
@@ -311,6 +320,9 @@ func (s *supervisor) finish(state, reason string, exit *stream.Exit) {
 		if s.flushLocked(); len(s.pending) == 0 {
 			break
 		}
+		// The disk refuses the end: readers ask for it over the control channel until it
+		// takes it (state/endlock.go).
+		s.lock.EndKnown()
 		if s.lock.Check() != nil || !healable(s.writeErr) && time.Since(failing) > giveUpAfter {
 			// The record is gone, or no freed space will cure the error: the end is dropped,
 			// and counted, as a live write's would be.

@@ -32,7 +32,7 @@ import (
 const bound = 20 * time.Second
 
 // newTestSupervisor is a supervisor of an agent recorded as spec, with no process of its own.
-func newTestSupervisor(t *testing.T, spec state.Spec) *supervisor {
+func newTestSupervisor(t testing.TB, spec state.Spec) *supervisor {
 	t.Helper()
 	d, err := state.Open(t.TempDir())
 	if err != nil {

@@ -52,6 +52,18 @@ type startPlan struct {
 	prompt  *string  // the prompt the agent is given; nil for none
 	resumed bool     // the start resumes the agent's session
 	begun   bool     // the start is of a turn already under way (the next turn process)
+	fresh   string   // what a fresh start gives the agent, when a resume was asked for: see afresh
+}
+
+// afresh says what a start that could not resume gives the agent instead, as the log tells it.
+func (p startPlan) afresh() string {
+	switch {
+	case p.fresh != "":
+		return p.fresh
+	case p.prompt != nil:
+		return "starting afresh with the original prompt"
+	}
+	return "starting afresh, with no prompt"
 }
 
 // plan is how most starts go: a resume runs the resume argv with the resume prompt (the
@@ -89,8 +101,19 @@ func (s *supervisor) launch(mode string) (spawned []byte, fds stdio, err error) 
 	if err != nil {
 		return nil, fds, err
 	}
-	session, resumed := s.session(mode)
+	session, resumed, unsaved := s.session(mode)
 	p := s.conv.plan(resumed, prompt)
+	if unsaved != "" || p.fresh != "" {
+		msg := "the agent saved no session; " + p.afresh() // it never named one
+		if unsaved != "" {
+			msg = fmt.Sprintf("session %s was never saved; %s", unsaved, p.afresh())
+		}
+		s.mu.Lock()
+		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor, Message: msg}
+		s.appendLocked(&ev, time.Now())
+		s.flushLocked()
+		s.mu.Unlock()
+	}
 	vals := s.tokens(p.prompt, session)
 	if resumed {
 		vals["AGT_PROMPT_FILE"] = "" // it holds the original prompt, which a resume does not send
@@ -241,30 +264,37 @@ func (s *supervisor) pipes(env []string, in int, prompt *string) (stdio, error) 
 
 // session decides how a start of the given mode treats the agent's session: it returns the
 // session id for $AGT_SESSION_ID and whether the start resumes it. A resume needs a resume argv
-// and a session the agent saved (one that got a reply); otherwise the start is fresh, and says
-// so when a resume was asked for. A fresh start of a kind that is given its session id gets a
-// new one (reusing one the agent saved would be refused as in use).
-func (s *supervisor) session(mode string) (id string, resumed bool) {
+// and a session the agent saved: one that got a reply, or, on a terminal, whose file is on disk
+// (spec SessionFile: a terminal agent's replies are no events); otherwise the start is fresh, and
+// unsaved is the session a resume was asked for, for the caller to say so. A fresh start of a
+// kind that is given its session id gets a new one (reusing one the agent saved would be
+// refused as in use).
+func (s *supervisor) session(mode string) (id string, resumed bool, unsaved string) {
+	s.mu.Lock()
+	id, saved := s.status.SessionID, s.status.Resumable // the readers of the last run may still be writing it
+	s.mu.Unlock()
+	if mode == ctl.StartResume && s.resumes() && id != "" && !saved && s.spec.TTY {
+		saved = s.sessionSaved(id) // the disk, outside mu
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	id = s.status.SessionID // the readers of the last run may still be writing it
+	if s.status.SessionID != id {
+		id, saved = s.status.SessionID, s.status.Resumable
+	}
 	switch {
-	case mode == ctl.StartResume && s.resumes() && id != "" && s.status.Resumable:
-		return id, true
+	case mode == ctl.StartResume && s.resumes() && id != "" && saved:
+		return id, true, ""
 	case mode == ctl.StartResume && s.resumes() && id != "":
-		ev := stream.Event{Type: stream.TypeError, Source: stream.SourceSupervisor,
-			Message: fmt.Sprintf("session %s was never saved; starting afresh with the original prompt", id)}
-		s.appendLocked(&ev, time.Now())
-		s.flushLocked()
+		unsaved = id
 	case mode == ctl.StartNew:
-		return id, false
+		return id, false, ""
 	}
 	id = ""
 	if s.spec.NewSession {
 		id = ctl.NewSessionID()
 	}
 	s.status.SessionID, s.status.SessionTotal, s.status.Resumable = id, state.Usage{}, false
-	return id, false
+	return id, false, unsaved
 }
 
 // promptFile returns a file holding prompt, read from its start: an agent reads it to its end

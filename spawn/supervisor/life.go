@@ -6,6 +6,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -39,6 +40,11 @@ func Run(root, name, mode string, ready, goAhead *os.File) error {
 	// one way a stop reaches us. The ones set aside are caught into a channel nobody reads,
 	// not ignored: an ignored signal stays ignored across exec, in the agent and all it runs.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	// A supervisor holds a few MiB. Past memoryLimit its collector works harder and gives
+	// back at once what a flood of a peer took (R36); GOMEMLIMIT, when set, says otherwise.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	// SIGTERM and SIGCHLD on channels of their own: a burst of exiting children must never
 	// crowd out a stop request (signal.Notify drops what a full channel cannot take).
 	terms, chld := make(chan os.Signal, 4), make(chan os.Signal, 1)
@@ -164,6 +170,9 @@ func Run(root, name, mode string, ready, goAhead *os.File) error {
 		}
 	}
 }
+
+// memoryLimit is the supervisor's soft memory limit (runtime/debug.SetMemoryLimit).
+const memoryLimit = 64 << 20
 
 // signals are the supervisor's own: SIGTERM asks for a stop, SIGCHLD says a child exited.
 type signals struct {

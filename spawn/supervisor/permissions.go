@@ -14,8 +14,28 @@ import (
 	"agt/stream"
 )
 
-// maxPermissions bounds the permission requests kept: an agent cannot ask more at once.
-const maxPermissions = 256
+// maxPermissions and maxPermissionBytes bound the permission requests kept (R36): an agent
+// cannot ask more at once; a request past either is denied at once (inboxFullLocked).
+const (
+	maxPermissions     = 256
+	maxPermissionBytes = 16 << 20
+)
+
+// inboxFullLocked says why the request ev cannot join those waiting for an answer; "" when it
+// can.
+func (s *supervisor) inboxFullLocked(ev *stream.Event) string {
+	if len(s.perms) >= maxPermissions {
+		return fmt.Sprintf("%d requests wait for an answer already", len(s.perms))
+	}
+	n := len(ev.Input) + len(ev.Options)
+	for _, p := range s.perms {
+		n += len(p.Input) + len(p.Options)
+	}
+	if n > maxPermissionBytes {
+		return fmt.Sprintf("the requests waiting for an answer would hold more than %d MiB", maxPermissionBytes>>20)
+	}
+	return ""
+}
 
 // control carries out a request of the control channel.
 func (s *supervisor) control(req ctl.Request) ctl.Reply {

@@ -100,6 +100,9 @@ func (s *supervisor) writeStatuses() {
 		if err != nil && w.failing == nil {
 			w.failingSince = time.Now()
 		}
+		if err != nil && s.final {
+			s.lock.EndKnown() // the disk refuses the end: readers ask for it (state/endlock.go)
+		}
 		if err != nil && s.lock.Check() != nil {
 			// The record was removed, or the run directory moved away (R10): there is nowhere
 			// to write to, and the main loop stops the agent.
@@ -145,6 +148,26 @@ func (s *supervisor) writeStatusFile(st *state.Status) error {
 // when written is set, until status.json holds it, however long the disk refuses it.
 func (s *supervisor) syncStatusLocked(written bool) {
 	for gen := s.sw.gen; s.sw.tried < gen || written && s.sw.next != nil; {
+		s.sw.progress.Wait()
+	}
+}
+
+// syncStatusUntilLocked is syncStatusLocked(false), waiting until by at most: an answer that
+// must be on time goes before a slow disk.
+func (s *supervisor) syncStatusUntilLocked(by time.Time) {
+	gen := s.sw.gen
+	if s.sw.tried >= gen {
+		return
+	}
+	late := false
+	t := time.AfterFunc(time.Until(by), func() {
+		s.mu.Lock()
+		late = true
+		s.sw.progress.Broadcast()
+		s.mu.Unlock()
+	})
+	defer t.Stop()
+	for s.sw.tried < gen && !late {
 		s.sw.progress.Wait()
 	}
 }

@@ -48,6 +48,7 @@ type supervisor struct {
 	cgroup   *containment // the agent's cgroup; nil where there is none (contain.go)
 	policy   config.Policy
 	gone     <-chan struct{} // closes when the agent's directory is removed
+	ch       *channel        // the control channel; nil when it could not be opened
 	// survivors are the main loop's: processes of the tree that outlived SIGKILL.
 	survivors []pids.Identity
 	// recordGone closes when a status write finds the record gone: removed, or the run
@@ -108,6 +109,10 @@ func openSupervisor(root, name string) (*supervisor, error) {
 	// O_CLOEXEC, so the agent never inherits it.
 	lock, err := a.Lock()
 	if err != nil {
+		return nil, err
+	}
+	// The end is not known until finish says so (state/endlock.go).
+	if err := lock.HoldEnd(); err != nil {
 		return nil, err
 	}
 	if _, err := a.RemoveStaleTemps(); err != nil { // left by a supervisor killed mid-write
@@ -238,12 +243,14 @@ func newInstance() string {
 }
 
 func (s *supervisor) close() {
+	s.unlisten()
 	s.mu.Lock()
 	if s.log != nil {
 		s.log.Close()
 	}
 	s.mu.Unlock()
 	s.conv.end()
+	s.answerWaiters()
 	if s.hooks != nil {
 		// The final status is written: let go of the lock, so that agt wait and agt stop
 		// return now, then give the end its hook, which never holds them up.

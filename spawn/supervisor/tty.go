@@ -11,6 +11,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"agt/spawn/ctl"
 	"agt/state"
 	"agt/stream"
 )
@@ -123,7 +124,9 @@ func (t *terminal) closed(ptmx *os.File) {
 	ptmx.Close()
 }
 
-// input writes keys to the program; an error when none runs.
+// input writes keys to the program; an error when none runs, or when it does not read them
+// within half the time of a control exchange: a program that reads nothing never holds a
+// request up past its answer (R38), nor its keys in memory (R36).
 func (t *terminal) input(p []byte) error {
 	t.mu.Lock()
 	f := t.ptmx
@@ -133,7 +136,13 @@ func (t *terminal) input(p []byte) error {
 	}
 	t.inMu.Lock()
 	defer t.inMu.Unlock()
-	_, err := f.Write(p)
+	wait := ctl.ExchangeTime() / 2
+	f.SetWriteDeadline(time.Now().Add(wait))
+	defer f.SetWriteDeadline(time.Time{})
+	n, err := f.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("its program took %d of %d bytes typed, and no more within %v", n, len(p), wait)
+	}
 	return err
 }
 
@@ -206,6 +215,13 @@ func (t *terminal) end() {
 	t.log.Close()
 }
 
+// size is the terminal's size now: the last resize's.
+func (t *terminal) size() (rows, cols uint16) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rows, t.cols
+}
+
 // termEnv is env for a program on a terminal of type term: TERM set, and no COLUMNS or LINES
 // inherited from elsewhere (the program asks the terminal for its size).
 func termEnv(env []string, term string) []string {
@@ -221,15 +237,22 @@ func termEnv(env []string, term string) []string {
 	return append(out, "TERM="+term)
 }
 
-// prompts are the screens of spec that tell why a quiet terminal agent waits. A pattern that no
-// longer compiles (a hand-edited record) is left out.
+// prompts are the screens of spec that tell why a quiet terminal agent waits, or that it works
+// though its screen stands still. A pattern that no longer compiles (a hand-edited record) is
+// left out.
 func prompts(spec *state.Spec) []stream.Prompt {
 	var out []stream.Prompt
-	for _, p := range []struct{ reason, expr string }{
-		{stream.ReasonPermission, spec.PermissionScreen}, {stream.ReasonInput, spec.InputScreen},
+	for _, p := range []struct {
+		stream.Prompt
+		expr string
+	}{
+		{stream.Prompt{Reason: stream.ReasonPermission}, spec.PermissionScreen},
+		{stream.Prompt{Working: true}, spec.BusyScreen},
+		{stream.Prompt{Reason: stream.ReasonInput}, spec.InputScreen},
 	} {
 		if re, err := regexp.Compile(p.expr); p.expr != "" && err == nil {
-			out = append(out, stream.Prompt{Reason: p.reason, Re: re})
+			p.Re = re
+			out = append(out, p.Prompt)
 		}
 	}
 	return out

@@ -30,11 +30,15 @@ func tailOnHosts(c *cli.Context, plan *hostPlan) error {
 	if err != nil {
 		return err
 	}
-	mode := []string{"--json"}
-	if c.Bool("follow") {
-		mode = append(mode, "--seqs") // where each log stands: the follow goes on from there
+	fl := &hostFollower{errw: c.App.ErrWriter, flags: flags, marked: map[string]bool{}}
+	for _, g := range plan.groups {
+		fl.marked[g.place.Name()] = c.Bool("follow") && runsAgt(g.place)
 	}
 	outs := runEach(c.Context, c.App.ErrWriter, plan.groups, true, func(i int) *hosts.Call {
+		mode := []string{"--json"}
+		if fl.marked[plan.groups[i].place.Name()] {
+			mode = append(mode, "--seqs") // where each log stands: the follow goes on from there
+		}
 		return &hosts.Call{Args: joinArgs(c, flags, mode, plan.groups[i].names)}
 	})
 	var past, marks [][]byte
@@ -63,7 +67,7 @@ func tailOnHosts(c *cli.Context, plan *hostPlan) error {
 		}
 		out.view = newTranscript(out, labels) // what agents say starts in one column
 	}
-	fl := &hostFollower{out: out, errw: c.App.ErrWriter, flags: flags, everyAgent: c.Bool("follow")}
+	fl.out = out
 	for _, line := range append(past, marks...) {
 		if err := fl.print(line); err != nil {
 			return err
@@ -107,10 +111,10 @@ type hostFollower struct {
 	until func(line []byte) bool
 	// sink, when set, takes each event instead of out (agt top's and agt serve's transcripts).
 	sink func(line []byte) error
-	// everyAgent: the places were asked where each agent's log stood (tail --seqs), so a
-	// stream resumes every agent it knows after its seq and shows the others whole: an agent
-	// that came after the asking has nothing the user saw.
-	everyAgent bool
+	// marked: the places asked where each agent's log stood (tail --seqs), whose stream
+	// resumes every agent it knows after its seq and shows the others whole: an agent that
+	// came after the asking has nothing the user saw.
+	marked map[string]bool
 
 	mu   sync.Mutex
 	last map[string]map[string]int64 // host → agent → seq printed
@@ -150,6 +154,16 @@ func (f *hostFollower) print(line []byte) error {
 	return printEvent(f.out, line)
 }
 
+// runsAgt reports whether a place runs agt itself (this machine, an SSH host), and so takes
+// agt's hidden flags; an engine answers a few verbs its own way.
+func runsAgt(pl hosts.Place) bool {
+	switch pl.(type) {
+	case *hosts.This, *hosts.SSH:
+		return true
+	}
+	return false
+}
+
 // isSeqMark tells tail --seqs's closing lines, where an agent's log stood, from events.
 func isSeqMark(line []byte) bool {
 	return gjson.GetBytes(line, "last_seq").Exists() && !gjson.GetBytes(line, "type").Exists()
@@ -177,7 +191,7 @@ func (f *hostFollower) after(host string) []string {
 		out = append(out, fmt.Sprintf("--after=%s=%d", agent, seq))
 	}
 	sort.Strings(out)
-	if f.everyAgent {
+	if f.marked[host] {
 		out = append([]string{"--after=0"}, out...)
 	}
 	return out

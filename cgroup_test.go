@@ -20,10 +20,10 @@ func scriptCondition(cond string) (bool, error) {
 		_, err := pids.CgroupBase()
 		return err == nil, nil
 	case "hosts":
-		_, err := startSSHHosts()
+		_, err := sshHostsFixture.get()
 		return err == nil, nil
 	case "swarm":
-		_, err := startSwarm()
+		_, err := swarmFixture.get()
 		return err == nil, nil
 	}
 	return false, fmt.Errorf("unknown condition %q", cond)

@@ -113,8 +113,8 @@ var scriptCmds = map[string]func(*testscript.TestScript, bool, []string){
 
 func TestScripts(t *testing.T) {
 	t.Parallel() // beside TestRealAgents, which waits on real agents most of its time
-	t.Cleanup(stopSSHHosts)
-	t.Cleanup(stopSwarm)
+	t.Cleanup(sshHostsFixture.end)
+	t.Cleanup(swarmFixture.end)
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,

@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -47,35 +46,11 @@ type sshHosts struct {
 	stopped    chan struct{}
 }
 
-var (
-	sshHostsMu      sync.Mutex
-	sshHostsStarted bool
-	sshHostsUp      *sshHosts
-	sshHostsErr     error // why there are none: the scripts skip with it
-)
-
-// startSSHHosts starts the hosts once (per run of TestScripts); the error says why there are
-// none.
-func startSSHHosts() (*sshHosts, error) {
-	sshHostsMu.Lock()
-	defer sshHostsMu.Unlock()
-	if !sshHostsStarted {
-		sshHostsUp, sshHostsErr = newSSHHosts()
-		sshHostsStarted = true
-	}
-	return sshHostsUp, sshHostsErr
-}
-
-// stopSSHHosts ends the hosts, if they were started.
-func stopSSHHosts() {
-	sshHostsMu.Lock()
-	defer sshHostsMu.Unlock()
-	if sshHostsUp != nil {
-		close(sshHostsUp.stop)
-		<-sshHostsUp.stopped
-	}
-	sshHostsUp, sshHostsErr, sshHostsStarted = nil, nil, false
-}
+// sshHostsFixture: the hosts, started once (per run of TestScripts).
+var sshHostsFixture = &fixture[*sshHosts]{start: newSSHHosts, stop: func(h *sshHosts) {
+	close(h.stop)
+	<-h.stopped
+}}
 
 func newSSHHosts() (*sshHosts, error) {
 	if os.Geteuid() != 0 {
@@ -293,7 +268,7 @@ func setupHostScript(env *testscript.Env, marker string) error {
 	if !strings.HasPrefix(filepath.Base(env.WorkDir), "script-host_") {
 		return nil
 	}
-	h, err := startSSHHosts()
+	h, err := sshHostsFixture.get()
 	if err != nil {
 		return nil // [!hosts] skips the script
 	}

@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -85,37 +84,20 @@ func (s *testSwarm) startReaper() error {
 	return nil
 }
 
-var (
-	swarmMu      sync.Mutex
-	swarmStarted bool
-	swarmUp      *testSwarm
-	swarmErr     error
-)
-
-// startSwarm starts the swarm once (per run of TestScripts); the error says why there is none.
-func startSwarm() (*testSwarm, error) {
-	swarmMu.Lock()
-	defer swarmMu.Unlock()
-	if !swarmStarted {
-		swarmUp, swarmErr = newSwarm()
-		swarmStarted = true
-		if swarmErr != nil {
-			// The scripts' skip line is fixed; the reason, once, is here (go test -v).
-			fmt.Fprintf(os.Stderr, "swarm_* scripts skip: %v\n", swarmErr)
+// swarmFixture: the swarm, started once (per run of TestScripts). Why there is none is said
+// once, here (go test -v): the scripts' skip line is fixed.
+var swarmFixture = &fixture[*testSwarm]{
+	start: func() (*testSwarm, error) {
+		s, err := newSwarm()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "swarm_* scripts skip: %v\n", err)
 		}
-	}
-	return swarmUp, swarmErr
-}
-
-// stopSwarm ends the swarm, if it was started.
-func stopSwarm() {
-	swarmMu.Lock()
-	defer swarmMu.Unlock()
-	if swarmUp != nil {
-		close(swarmUp.stop)
-		<-swarmUp.stopped
-	}
-	swarmUp, swarmErr, swarmStarted = nil, nil, false
+		return s, err
+	},
+	stop: func(s *testSwarm) {
+		close(s.stop)
+		<-s.stopped
+	},
 }
 
 func newSwarm() (*testSwarm, error) {
@@ -457,7 +439,7 @@ func setupSwarmScript(env *testscript.Env) error {
 	if !strings.HasPrefix(filepath.Base(env.WorkDir), "script-swarm_") {
 		return nil
 	}
-	s, err := startSwarm()
+	s, err := swarmFixture.get()
 	if err != nil {
 		return nil // [!swarm] skips the script
 	}

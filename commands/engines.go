@@ -103,19 +103,9 @@ func spawnOnPlaces(c *cli.Context, plan *hostPlan) error {
 // dryRun prints what spawn --on ENGINE would submit: the Kubernetes Job (and its prompt's
 // Secret), or the docker commands.
 func dryRun(c *cli.Context, p *places, on string) error {
-	args := c.Args().Slice()
-	if len(args) == 0 {
-		return usagef(c, "missing NAME: agt spawn --on %s --dry-run NAME -- COMMAND", on)
-	}
-	_, name := hosts.Split(args[0])
-	argv := args[1:]
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	} else if err := flagsAfterName(c, args[0], argv); err != nil {
+	_, name, argv, err := placedSpawnArgs(c, "agt spawn --on "+on+" --dry-run NAME -- COMMAND")
+	if err != nil {
 		return err
-	}
-	if err := validNewName(name); err != nil {
-		return cli.Exit(err, 2)
 	}
 	prompt, err := readPrompt(c)
 	if err != nil {

@@ -16,6 +16,26 @@ import (
 	"agt/termsafe"
 )
 
+// placedSpawnArgs splits spawn's arguments on a host or an engine: HOST:NAME (or NAME), and the
+// COMMAND after it; usage is the line a missing NAME is told.
+func placedSpawnArgs(c *cli.Context, usage string) (host, name string, argv []string, err error) {
+	args := c.Args().Slice()
+	if len(args) == 0 {
+		return "", "", nil, usagef(c, "missing NAME: %s", usage)
+	}
+	host, name = hosts.Split(args[0])
+	argv = args[1:]
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
+	} else if err := flagsAfterName(c, args[0], argv); err != nil {
+		return "", "", nil, err
+	}
+	if err := validNewName(name); err != nil {
+		return "", "", nil, cli.Exit(err, 2)
+	}
+	return host, name, argv, nil
+}
+
 // spawnOnHosts is spawn on a host. The agent always starts detached there, so that nothing
 // that happens to the link can stop, orphan or lose it; --wait and --follow then follow it
 // (tailOnHosts' way, resuming after a broken link) and --wait ends with its exit code, which
@@ -23,18 +43,9 @@ import (
 // to the first one with room under its own max_agents. The prompt goes on stdin, never in argv.
 func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 	args := c.Args().Slice()
-	if len(args) == 0 {
-		return usagef(c, "missing NAME: agt spawn [flags] NAME -- COMMAND [ARG...]")
-	}
-	host, name := hosts.Split(args[0])
-	argv := args[1:]
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
-	} else if err := flagsAfterName(c, args[0], argv); err != nil {
+	host, name, argv, err := placedSpawnArgs(c, "agt spawn [flags] NAME -- COMMAND [ARG...]")
+	if err != nil {
 		return err
-	}
-	if err := validNewName(name); err != nil {
-		return cli.Exit(err, 2)
 	}
 	wait, follow := c.Bool("wait"), c.Bool("follow")
 	if isGroupSpawn(c) {

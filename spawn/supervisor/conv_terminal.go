@@ -23,6 +23,7 @@ type terminalTalk struct {
 	text       stream.TermText // the output as text, for its output events; mu guards it
 	watch      *screenWatch    // the whole screen, for its state; mu guards it
 	typePrompt *string         // the prompt, typed once the agent first waits; mu guards it
+	seen       uint64          // bytes of output taken in so far; mu guards it
 }
 
 func newTerminalTalk(s *supervisor) *terminalTalk {
@@ -200,6 +201,7 @@ func (c *terminalTalk) emit(p []byte) {
 	rows, cols := c.term.size()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	c.seen += uint64(len(p))
 	s.events = s.events[:0]
 	// The lines kept for the prompt patterns are as many as the terminal has rows: on a tall
 	// terminal, what a program draws under its input box (Claude's animated logo) must not

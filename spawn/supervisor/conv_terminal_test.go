@@ -245,6 +245,22 @@ func TestTerminalAttach(t *testing.T) {
 	refused(t, <-replies, "a has ended")
 }
 
+// show writes b to the terminal agent's screen and waits until the supervisor has taken in all of
+// it: a chunk taken in after the test clock moved on would be new work then.
+func show(t *testing.T, s *supervisor, a *testAgent, b []byte) {
+	t.Helper()
+	c := s.conv.(*terminalTalk)
+	s.mu.Lock()
+	want := c.seen + uint64(len(b)) // at least: the terminal may add a CR to each LF
+	s.mu.Unlock()
+	a.tty.Write(b)
+	waitFor(t, fmt.Sprintf("%d bytes to be read", len(b)), func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return c.seen >= want
+	})
+}
+
 // TestTerminalClaudeScreens: the screens of Claude Code's TUI, as captured under agt (see
 // config's TestClaudeScreens): its retry of a 401 is running (retrying), with a retry notice of
 // the attempt it shows; the failure it then gives up on, once quiet at its prompt, is waiting
@@ -268,14 +284,14 @@ func TestTerminalClaudeScreens(t *testing.T) {
 	clock := useTestClock(t)
 	s := newTestSupervisor(t, spec)
 	a := startAgent(t, s, false, nil)
-	a.tty.Write(capture("claude_retry_401.tty"))
+	show(t, s, a, capture("claude_retry_401.tty"))
 	ev := waitEvent(t, s, stream.TypeError, func(ev gjson.Result) bool { return ev.Get("attempt").Int() == 6 })
 	if ev.Get("message").Str != "401 invalid x-api-key" || ev.Get("class").Str != stream.ClassAuth || ev.Get("fatal").Bool() {
 		t.Errorf("retry notice %s", ev.Raw)
 	}
 	waitState(t, s, stream.Running, stream.ReasonRetrying)
 
-	a.tty.Write(capture("claude_error_401.tty"))
+	show(t, s, a, capture("claude_error_401.tty"))
 	waitEvent(t, s, stream.TypeOutput, func(ev gjson.Result) bool { return strings.Contains(ev.Get("line").Str, "Fix external API key") })
 	clock.advance(5 * time.Second)
 	tick(s)
@@ -291,7 +307,7 @@ func TestTerminalClaudeScreens(t *testing.T) {
 	s.mu.Unlock()
 
 	// A request that hangs: new words, then only the spinner and its clock, for a minute.
-	a.tty.Write(capture("claude_hang.tty"))
+	show(t, s, a, capture("claude_hang.tty"))
 	waitState(t, s, stream.Running, "")
 	for i := range 60 {
 		clock.advance(time.Second)
@@ -307,7 +323,7 @@ func TestTerminalClaudeScreens(t *testing.T) {
 
 	// A permission box, whose dot blinks for ever: waiting (permission) after idle_after, the
 	// blinks no sign of life. Answered, the box goes: running, then waiting (input).
-	a.tty.Write(capture("claude_permission.tty"))
+	show(t, s, a, capture("claude_permission.tty"))
 	waitState(t, s, stream.Running, "")
 	for i := range 6 {
 		clock.advance(time.Second)
@@ -322,14 +338,8 @@ func TestTerminalClaudeScreens(t *testing.T) {
 		tick(s)
 	}
 	waitState(t, s, stream.Waiting, stream.ReasonPermission)
-	a.tty.Write(capture("claude_permission_answered.tty"))
+	show(t, s, a, capture("claude_permission_answered.tty"))
 	waitState(t, s, stream.Running, "")
-	// All of it read before the clock moves on: a chunk read later would be new work then.
-	waitFor(t, "the input box", func() bool {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return strings.Contains(s.conv.(*terminalTalk).watch.text, "? for shortcuts")
-	})
 	clock.advance(5 * time.Second)
 	tick(s)
 	waitState(t, s, stream.Waiting, stream.ReasonInput)

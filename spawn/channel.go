@@ -118,8 +118,9 @@ func connect(ctx context.Context, a *state.Agent, req Request) (*os.File, *Reply
 		return nil, nil, fmt.Errorf("control %s: write: %w", a.Name, timeoutSays(err))
 	}
 	var b []byte
-	if req.Op == OpAttach {
-		// The output follows the reply at once: read no byte past it.
+	if req.Op == OpAttach || req.Wait {
+		// The output (or a queued message's second reply) may follow the reply at once: read
+		// no byte past it.
 		b, err = readLineBytewise(f, 1<<20)
 	} else {
 		b, err = bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')

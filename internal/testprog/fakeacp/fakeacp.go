@@ -44,6 +44,7 @@ func Main() {
 	var (
 		dir      = fs.String("dir", ".", "the script's `DIR`")
 		init     = fs.String("init", "ok", "how to meet initialize: ok, silent, garbage, exit, error, busy")
+		busyFor  = fs.Duration("busy", time.Second, "with -init busy: how long it spins before it answers")
 		ready    = fs.String("ready", "", "create `FILE` (holding the pid) once started")
 		dieLoad  = fs.Bool("die-on-load", false, "exit 1 when asked to load a session")
 		lifetime = fs.Duration("lifetime", 10*time.Minute, "exit after this long whatever happens (go test's own timeout)")
@@ -201,8 +202,8 @@ func Main() {
 				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32603,"message":"internal error: boom"}}`, id))
 				continue
 			case "busy":
-				// A slow start: on a processor for a second, silent, then an answer.
-				for end := time.Now().Add(time.Second); time.Now().Before(end); {
+				// A slow start: on a processor for -busy, silent, then an answer.
+				for end := time.Now().Add(*busyFor); time.Now().Before(end); {
 				}
 			}
 			send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"agentCapabilities":{"loadSession":true},"authMethods":[]}}`, id))

@@ -250,10 +250,14 @@ func (s *Swarm) list(ctx context.Context) ([]*job, error) {
 }
 
 // gone reads a docker command that failed because a service or task went away between two
-// of list's commands (an rm elsewhere) as a reason to list again, once.
+// of list's commands (an rm elsewhere, a task the swarm replaced: "No such service", "task …
+// not found") as a reason to list again.
 func (s *Swarm) gone(ctx context.Context, err error) error {
 	var d *dockerError
-	if errors.As(err, &d) && strings.Contains(strings.ToLower(d.line), "no such") {
+	if !errors.As(err, &d) {
+		return err
+	}
+	if line := strings.ToLower(d.line); strings.Contains(line, "no such") || strings.Contains(line, "not found") {
 		return errRelist
 	}
 	return err
@@ -261,11 +265,14 @@ func (s *Swarm) gone(ctx context.Context, err error) error {
 
 var errRelist = errors.New("the swarm's jobs changed while agt read them")
 
+// relists bounds the lists of jobs that one read takes when the swarm keeps changing under it.
+const relists = 5
+
 // jobs returns the jobs named (each a name or a pattern), or all of them when names is
 // empty. A name that names no job is an error after the others are returned.
 func (s *Swarm) jobs(ctx context.Context, names []string) ([]*job, error) {
 	all, err := s.list(ctx)
-	if errors.Is(err, errRelist) {
+	for tries := 1; errors.Is(err, errRelist) && tries < relists; tries++ {
 		all, err = s.list(ctx)
 	}
 	if err != nil || len(names) == 0 {

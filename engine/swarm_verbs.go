@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"agt/hosts"
+	"agt/stream"
 )
 
 // wait waits until every named job has ended and exits with the first non-zero exit code of
@@ -170,23 +173,32 @@ func (s *Swarm) stop(ctx context.Context, c *call, call *hosts.Call) error {
 	return nil
 }
 
-// lastState is the last state event the job printed; nil for none.
+// lastState is the last state event the job printed; nil for none. The swarm collects a task's
+// logs after it ends, so a job that has just ended may not show its last lines at once: they
+// are looked for again, a few seconds at most, until the last state is a final one.
 func (s *Swarm) lastState(ctx context.Context, name string) []byte {
-	jobs, err := s.jobs(ctx, []string{name})
-	if err != nil {
-		return nil
-	}
-	evs, _, err := s.logs(ctx, jobs[0])
-	if err != nil {
-		return nil
-	}
-	for i := len(evs) - 1; i >= 0; i-- {
-		if evs[i].typ == "state" {
-			return evs[i].line
+	ctx, cancel := context.WithTimeout(ctx, logsSettle)
+	defer cancel()
+	var last []byte
+	for {
+		if jobs, err := s.jobs(ctx, []string{name}); err == nil {
+			if evs, _, err := s.logs(ctx, jobs[0]); err == nil {
+				for i := len(evs) - 1; i >= 0; i-- {
+					if evs[i].typ == "state" {
+						last = evs[i].line
+						break
+					}
+				}
+			}
+		}
+		if last != nil && stream.IsFinal(gjson.GetBytes(last, "to").String()) || pause(ctx, s.poll()) != nil {
+			return last
 		}
 	}
-	return nil
 }
+
+// logsSettle bounds the wait for an ended job's last log lines.
+const logsSettle = 5 * time.Second
 
 func exitWords(st Status) string {
 	if st.ExitCode == nil {

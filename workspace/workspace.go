@@ -127,19 +127,43 @@ func Parse(b []byte) (*Workspace, error) {
 
 // Detect says which workspace type auto picks for dir: jj when a .jj directory is found walking
 // up from dir, git when a .git is, the nearer one winning (.jj first in a colocated repository);
-// else none.
+// else none. A .git counts as git does: a directory with a HEAD, or a file naming the gitdir of
+// a worktree. An empty one (a mount point another tool's sandbox left, say) is no repository.
 func Detect(dir string) string {
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if fi, err := os.Stat(filepath.Join(d, ".jj")); err == nil && fi.IsDir() {
 			return JJ
 		}
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if isGitDir(filepath.Join(d, ".git")) {
 			return Git
 		}
 		if filepath.Dir(d) == d {
 			return None
 		}
 	}
+}
+
+// isGitDir reports whether path is a .git that git takes: a directory holding HEAD, or a file
+// that starts "gitdir:" (a worktree's, a submodule's).
+func isGitDir(path string) bool {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return false
+	case fi.IsDir():
+		_, err := os.Stat(filepath.Join(path, "HEAD"))
+		return err == nil
+	case fi.Mode().IsRegular():
+		f, err := os.Open(path)
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		head := make([]byte, len("gitdir:"))
+		n, _ := io.ReadFull(f, head)
+		return string(head[:n]) == "gitdir:"
+	}
+	return false
 }
 
 // Make makes the agent's workspace as opts say. For none it makes nothing and returns the

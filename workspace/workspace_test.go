@@ -78,14 +78,20 @@ func assertNothingLeft(t *testing.T, repo, name string) {
 
 func TestDetect(t *testing.T) {
 	root := t.TempDir()
-	for _, d := range []string{"plain/deep", "jj/.jj", "jj/src", "git/.git", "git/src", "both/.jj", "both/.git", "jj/inner/.git"} {
+	for _, d := range []string{"plain/deep", "jj/.jj", "jj/src", "git/.git", "git/src", "both/.jj", "both/.git", "jj/inner/.git",
+		"hollow/.git", "hollow/src"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for _, g := range []string{"git/.git", "both/.git", "jj/inner/.git"} {
+		writeFile(t, filepath.Join(root, g, "HEAD"), "ref: refs/heads/main\n")
+	}
 	writeFile(t, filepath.Join(root, "linked", ".git"), "gitdir: /elsewhere\n")
+	writeFile(t, filepath.Join(root, "blank", ".git"), "") // a mount point left by a sandbox
 	for dir, want := range map[string]string{
 		"plain/deep": None, "jj/src": JJ, "git/src": Git, "both": JJ, "jj/inner": Git, "linked": Git,
+		"hollow/src": None, "blank": None,
 	} {
 		if got := Detect(filepath.Join(root, dir)); got != want {
 			t.Errorf("Detect(%s) = %s, want %s", dir, got, want)

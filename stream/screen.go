@@ -35,9 +35,7 @@ type Screen struct {
 	top, bot   int      // the scroll region, rows top to bot
 	saved      [2]int   // the saved cursor
 
-	st     termState
-	params []byte // of the CSI sequence being read
-	utf    []byte // the bytes of a character not complete yet
+	rd termReader
 }
 
 // wideTail marks the cell a wide character's second half takes.
@@ -75,74 +73,36 @@ func (s *Screen) Resize(cols, rows int) {
 // Write feeds the screen what the program wrote to its terminal.
 func (s *Screen) Write(p []byte) {
 	for _, c := range p {
-		switch s.st {
-		case tGround:
-			s.ground(c)
-		case tEsc:
+		switch act, r := s.rd.step(c); act {
+		case actControl:
+			s.control(c)
+		case actRune:
+			s.put(r)
+		case actCSI:
+			s.csi(c)
+		case actEsc:
 			s.esc(c)
-		case tEscInter:
-			if c >= 0x30 && c <= 0x7e {
-				s.st = tGround
-			}
-		case tCSI:
-			switch {
-			case c >= 0x40 && c <= 0x7e:
-				s.st = tGround
-				s.csi(c)
-			case c == 0x1b:
-				s.st = tEsc
-			case c < 0x20:
-				s.ground(c) // controls inside a sequence act as usual
-			case len(s.params) < 32:
-				s.params = append(s.params, c)
-			}
-		case tString:
-			switch c {
-			case 0x07:
-				s.st = tGround
-			case 0x1b:
-				s.st = tStringEsc
-			}
-		case tStringEsc:
-			if c == '\\' {
-				s.st = tGround
-			} else {
-				s.st = tString
-			}
 		}
 	}
 }
 
-func (s *Screen) ground(c byte) {
-	switch {
-	case c == 0x1b:
-		s.st = tEsc
-	case c == '\r':
-		s.x, s.wrap = 0, false
-	case c == '\n' || c == '\v' || c == '\f':
-		s.linefeed()
-	case c == '\b':
-		s.x, s.wrap = max(s.x-1, 0), false
-	case c == '\t':
-		s.x = min((s.x/8+1)*8, s.cols-1)
-	case c >= 0x80 || c >= 0x20 && c != 0x7f:
-		s.utf = append(s.utf, c)
-		if !utf8.FullRune(s.utf) && len(s.utf) < utf8.UTFMax {
-			return
-		}
-		r, _ := utf8.DecodeRune(s.utf)
-		s.utf = s.utf[:0]
-		s.put(r)
-	}
-}
-
-func (s *Screen) esc(c byte) {
-	s.st = tGround
+// control acts on a control character.
+func (s *Screen) control(c byte) {
 	switch c {
-	case '[':
-		s.st, s.params = tCSI, s.params[:0]
-	case ']', 'P', 'X', '^', '_':
-		s.st = tString
+	case '\r':
+		s.x, s.wrap = 0, false
+	case '\n', '\v', '\f':
+		s.linefeed()
+	case '\b':
+		s.x, s.wrap = max(s.x-1, 0), false
+	case '\t':
+		s.x = min((s.x/8+1)*8, s.cols-1)
+	}
+}
+
+// esc acts on a two-byte sequence: ESC and c.
+func (s *Screen) esc(c byte) {
+	switch c {
 	case '7':
 		s.saved = [2]int{s.x, s.y}
 	case '8':
@@ -161,10 +121,6 @@ func (s *Screen) esc(c byte) {
 	case 'c':
 		s.clear(0, 0, s.rows-1, s.cols-1)
 		s.x, s.y, s.top, s.bot = 0, 0, 0, s.rows-1
-	default:
-		if c >= 0x20 && c <= 0x2f {
-			s.st = tEscInter // ESC ( B and the like: one more byte
-		}
 	}
 }
 
@@ -244,10 +200,11 @@ func (s *Screen) clear(y0, x0, y1, x1 int) {
 
 // csi carries out a control sequence.
 func (s *Screen) csi(final byte) {
-	private := len(s.params) > 0 && (s.params[0] == '?' || s.params[0] == '>' || s.params[0] == '<' || s.params[0] == '=')
+	params := s.rd.params
+	private := len(params) > 0 && (params[0] == '?' || params[0] == '>' || params[0] == '<' || params[0] == '=')
 	var num [2]int // the first two parameters
 	i := 0
-	for _, c := range s.params {
+	for _, c := range params {
 		switch {
 		case c == ';' && i == 0:
 			i++

@@ -65,6 +65,7 @@ func TestScreenSequences(t *testing.T) {
 		{"the alternate screen, and back", "main\x1b[?1049hALT\x1b[?1049l", "main"},
 		{"titles, colours and modes are dropped", "\x1b]0;title\x07\x1b[1;31mred\x1b[0m\x1b[?25l\x1b(B", "red"},
 		{"save and restore the cursor", "ab\x1b7\r\nxy\x1b8c", "abc\nxy"},
+		{"C1 controls in UTF-8 are sequences, not text", "a\u009b2J\u009b1;1Hb\u009d0;title\x07", "b"},
 	} {
 		s := NewScreen(6, 3)
 		s.Write([]byte(tt.in))

@@ -18,9 +18,7 @@ type TermText struct {
 	Max  int // the longest line kept whole, in characters; 0 means 4096
 	Rows int // the lines Screen keeps; 0 means 24
 
-	st     termState
-	params []byte // of the CSI sequence being read
-	utf    []byte // the bytes of a character not complete yet
+	rd     termReader
 	line   []rune
 	col    int // the cursor, in characters
 	cut    int // characters of the current line dropped past Max
@@ -31,65 +29,18 @@ type TermText struct {
 	lastPartial string // the partial line when Changed was last called
 }
 
-type termState uint8
-
-const (
-	tGround    termState = iota
-	tEsc                 // after ESC
-	tEscInter            // ESC and intermediates, until a final byte
-	tCSI                 // ESC [ … final
-	tString              // OSC, DCS, SOS, PM, APC: until BEL or ST
-	tStringEsc           // ESC inside a string: ST when a backslash follows
-)
-
 // Write feeds a chunk of terminal output, calling line for every line it completes (without
 // trailing blanks; lines of blanks only are skipped). n is the line's length in bytes before it
 // was cut. The slice passed to line is reused after the call.
 func (t *TermText) Write(p []byte, line func(text []byte, truncated bool, n int)) {
 	for _, c := range p {
-		switch t.st {
-		case tGround:
-			t.ground(c, line)
-		case tEsc:
-			switch {
-			case c == '[':
-				t.st, t.params = tCSI, t.params[:0]
-			case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_':
-				t.st = tString
-			case c >= 0x20 && c <= 0x2f:
-				t.st = tEscInter
-			default:
-				t.st = tGround // a two-byte sequence: ESC 7, ESC =, ESC M…
-			}
-		case tEscInter:
-			if c >= 0x30 && c <= 0x7e {
-				t.st = tGround
-			}
-		case tCSI:
-			switch {
-			case c >= 0x40 && c <= 0x7e:
-				t.st = tGround
-				t.csi(c, line)
-			case c == 0x1b:
-				t.st = tEsc
-			case c < 0x20:
-				t.ground(c, line) // controls inside a sequence act as usual
-			case len(t.params) < 32:
-				t.params = append(t.params, c)
-			}
-		case tString:
-			switch c {
-			case 0x07:
-				t.st = tGround
-			case 0x1b:
-				t.st = tStringEsc
-			}
-		case tStringEsc:
-			if c == '\\' {
-				t.st = tGround
-			} else {
-				t.st = tString
-			}
+		switch act, r := t.rd.step(c); act {
+		case actControl:
+			t.control(c, line)
+		case actRune:
+			t.put(r)
+		case actCSI:
+			t.csi(c, line)
 		}
 	}
 }
@@ -98,7 +49,7 @@ func (t *TermText) Write(p []byte, line func(text []byte, truncated bool, n int)
 func (t *TermText) csi(final byte, line func([]byte, bool, int)) {
 	var num [2]int // the first two parameters
 	i := 0
-	for _, c := range t.params {
+	for _, c := range t.rd.params {
 		switch {
 		case c == ';' && i == 0:
 			i++
@@ -131,42 +82,18 @@ func (t *TermText) csi(final byte, line func([]byte, bool, int)) {
 	}
 }
 
-func (t *TermText) ground(c byte, line func([]byte, bool, int)) {
-	switch {
-	case c == 0x1b:
-		t.st = tEsc
-	case c == '\n':
+// control acts on a control character: the line ends at a newline, the cursor moves.
+func (t *TermText) control(c byte, line func([]byte, bool, int)) {
+	switch c {
+	case '\n':
 		t.end(line)
 		t.col = 0 // as the terminal's ONLCR has it, and text does
-	case c == '\r':
+	case '\r':
 		t.col = 0
-	case c == '\b':
+	case '\b':
 		t.col = max(t.col-1, 0)
-	case c == '\t':
+	case '\t':
 		t.col = (t.col/8 + 1) * 8
-	case c >= 0x80 || c >= 0x20 && c != 0x7f:
-		t.utf = append(t.utf, c)
-		if !utf8.FullRune(t.utf) && len(t.utf) < utf8.UTFMax {
-			return
-		}
-		r, _ := utf8.DecodeRune(t.utf)
-		t.utf = t.utf[:0]
-		if r >= 0x80 && r <= 0x9f {
-			t.c1(r)
-			return
-		}
-		t.put(r)
-	}
-}
-
-// c1 acts on a C1 control, which a terminal reading UTF-8 may take as its 7-bit form: U+009B
-// starts a CSI sequence as ESC [ does, U+009D an OSC string as ESC ] does. None of them is text.
-func (t *TermText) c1(r rune) {
-	switch r {
-	case 0x9b:
-		t.st, t.params = tCSI, t.params[:0]
-	case 0x90, 0x98, 0x9d, 0x9e, 0x9f: // DCS, SOS, OSC, PM, APC
-		t.st = tString
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestTermText(t *testing.T) {
@@ -147,4 +148,31 @@ func TestTermTextRedrawIsNoChange(t *testing.T) {
 	if !tt.Changed() {
 		t.Error("new text changed nothing")
 	}
+}
+
+// FuzzTermText: whatever a program writes, the lines that come out hold no control (C0, DEL or
+// C1, ESC included) and are valid UTF-8, and none is longer than Max characters.
+func FuzzTermText(f *testing.F) {
+	f.Add([]byte("a\x1b[31mred\x1b[0m\r\nb\u009b2Jc\u009d0;t\x07d\x1b]52;c;eA==\x1b\\e\tf\bg\x1b[3Gh\n"), 8)
+	f.Fuzz(func(t *testing.T, data []byte, max int) {
+		tt := TermText{Max: 1 + (max%64+64)%64, Rows: 3}
+		check := func(line []byte, _ bool, _ int) {
+			if !utf8.Valid(line) {
+				t.Fatalf("line %q is not valid UTF-8", line)
+			}
+			n := 0
+			for _, r := range string(line) {
+				n++
+				if r < 0x20 || r == 0x7f || r >= 0x80 && r <= 0x9f {
+					t.Fatalf("line %q holds the control %U", line, r)
+				}
+			}
+			if n > tt.Max {
+				t.Fatalf("line %q of %d characters, longer than %d", line, n, tt.Max)
+			}
+		}
+		tt.Write(data, check)
+		tt.EndPartial(check)
+		tt.Screen()
+	})
 }

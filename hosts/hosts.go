@@ -26,8 +26,8 @@ import (
 )
 
 // Protocol is the version of what one agt asks of another over a link: the global flags,
-// tail --after, version --json's fields (1); ps --watch, tail --seqs, send's receipt, logs
-// --framed, attach --label (2). A host whose agt reports less is refused; raise it when a
+// tail --after, version --json's fields (1); ps --watch, tail --seqs, send --seqs, logs --mark
+// and --resume, attach --label (2). A host whose agt reports less is refused; raise it when a
 // local agt starts to rely on something an older remote one lacks.
 const Protocol = 2
 

@@ -46,17 +46,17 @@ func TestParseRule(t *testing.T) {
 // start at the agent's directory, and a denied command is found inside any wrapping.
 func TestPolicyPathsAndWrappings(t *testing.T) {
 	p := Policy{
-		Allow: []string{"Edit(/work/repo/src/*)", "Read", "Bash"},
+		Allow: []string{"Edit(/srv/repo/src/*)", "Read", "Bash"},
 		Deny:  []string{"Read(./.env)", "Bash(rm:*)"},
-		Dir:   "/work/repo",
+		Dir:   "/srv/repo",
 	}
 	tests := []struct{ tool, input, want string }{
-		{"Edit", `{"file_path":"/work/repo/src/../../../home/u/.bashrc"}`, ""},
-		{"Edit", `{"file_path":"/work/repo/src/a.go"}`, "allow"},
-		{"Read", `{"file_path":"/work/repo//.env"}`, "deny"},
-		{"Read", `{"file_path":"/work/repo/./.env"}`, "deny"},
+		{"Edit", `{"file_path":"/srv/repo/src/../../../home/u/.bashrc"}`, ""},
+		{"Edit", `{"file_path":"/srv/repo/src/a.go"}`, "allow"},
+		{"Read", `{"file_path":"/srv/repo//.env"}`, "deny"},
+		{"Read", `{"file_path":"/srv/repo/./.env"}`, "deny"},
 		{"Read", `{"file_path":".env"}`, "deny"},
-		{"Read", `{"file_path":"/work/repo/README"}`, "allow"},
+		{"Read", `{"file_path":"/srv/repo/README"}`, "allow"},
 		{"Bash", `{"command":"echo $(rm -rf ~)"}`, "deny"},
 		{"Bash", `{"command":"(rm -rf ~)"}`, "deny"},
 		{"Bash", `{"command":"{ rm -rf ~; }"}`, "deny"},

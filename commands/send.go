@@ -81,7 +81,7 @@ func runSend(c *cli.Context) error {
 		r, err = sendMessage(c.Context, a, spawn.Request{Op: spawn.OpSend, Text: msg, Queue: c.Bool("queue"), Steer: c.Bool("steer")})
 	}
 	if err != nil {
-		return controlError(a, err)
+		return err // sendError's already
 	}
 	if !c.Bool("wait") {
 		if isTerminal(c.App.ErrWriter) {

@@ -258,7 +258,7 @@ func (s *Swarm) gone(ctx context.Context, err error) error {
 		return err
 	}
 	if line := strings.ToLower(d.line); strings.Contains(line, "no such") || strings.Contains(line, "not found") {
-		return errRelist
+		return fmt.Errorf("%w (%v)", errRelist, err)
 	}
 	return err
 }

@@ -158,12 +158,15 @@ func (s *Swarm) stop(ctx context.Context, c *call, call *hosts.Call) error {
 			return err
 		}
 	}
+	// One wait for every job's last log lines, not one each.
+	lctx, cancelLogs := context.WithTimeout(ctx, logsSettle)
+	defer cancelLogs()
 	for _, st := range ends {
 		if f, _ := c.get("format"); f == "table" {
 			fmt.Fprintf(call.Stdout, "%s %s (%s)\n", st.State, st.Name, exitWords(st))
 			continue
 		}
-		if ev := s.lastState(ctx, st.Name); ev != nil {
+		if ev := s.lastState(lctx, st.Name); ev != nil {
 			fmt.Fprintf(call.Stdout, "%s\n", ev)
 		}
 	}
@@ -175,20 +178,23 @@ func (s *Swarm) stop(ctx context.Context, c *call, call *hosts.Call) error {
 
 // lastState is the last state event the job printed; nil for none. The swarm collects a task's
 // logs after it ends, so a job that has just ended may not show its last lines at once: they
-// are looked for again, a few seconds at most, until the last state is a final one.
+// are looked for again until the last state is a final one, or ctx ends. A job gone, or logs
+// that cannot be read, end the search at once.
 func (s *Swarm) lastState(ctx context.Context, name string) []byte {
-	ctx, cancel := context.WithTimeout(ctx, logsSettle)
-	defer cancel()
 	var last []byte
 	for {
-		if jobs, err := s.jobs(ctx, []string{name}); err == nil {
-			if evs, _, err := s.logs(ctx, jobs[0]); err == nil {
-				for i := len(evs) - 1; i >= 0; i-- {
-					if evs[i].typ == "state" {
-						last = evs[i].line
-						break
-					}
-				}
+		jobs, err := s.jobs(ctx, []string{name})
+		if err != nil {
+			return last
+		}
+		evs, _, err := s.logs(ctx, jobs[0])
+		if err != nil {
+			return last
+		}
+		for i := len(evs) - 1; i >= 0; i-- {
+			if evs[i].typ == "state" {
+				last = evs[i].line
+				break
 			}
 		}
 		if last != nil && stream.IsFinal(gjson.GetBytes(last, "to").String()) || pause(ctx, s.poll()) != nil {
@@ -197,7 +203,7 @@ func (s *Swarm) lastState(ctx context.Context, name string) []byte {
 	}
 }
 
-// logsSettle bounds the wait for an ended job's last log lines.
+// logsSettle bounds the wait for the ended jobs' last log lines.
 const logsSettle = 5 * time.Second
 
 func exitWords(st Status) string {

@@ -144,9 +144,9 @@ func Detect(dir string) string {
 }
 
 // isGitDir reports whether path is a .git that git takes: a directory holding HEAD, or a file
-// that starts "gitdir:" (a worktree's, a submodule's).
+// that starts "gitdir:" (a worktree's, a submodule's), or a link to either.
 func isGitDir(path string) bool {
-	fi, err := os.Lstat(path)
+	fi, err := os.Stat(path) // through a symbolic link, as git goes (repo's checkouts link .git)
 	switch {
 	case err != nil:
 		return false

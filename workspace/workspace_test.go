@@ -89,9 +89,15 @@ func TestDetect(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(root, "linked", ".git"), "gitdir: /elsewhere\n")
 	writeFile(t, filepath.Join(root, "blank", ".git"), "") // a mount point left by a sandbox
+	if err := os.MkdirAll(filepath.Join(root, "linkedgit"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "git", ".git"), filepath.Join(root, "linkedgit", ".git")); err != nil {
+		t.Fatal(err) // as repo's checkouts have it
+	}
 	for dir, want := range map[string]string{
 		"plain/deep": None, "jj/src": JJ, "git/src": Git, "both": JJ, "jj/inner": Git, "linked": Git,
-		"hollow/src": None, "blank": None,
+		"hollow/src": None, "blank": None, "linkedgit": Git,
 	} {
 		if got := Detect(filepath.Join(root, dir)); got != want {
 			t.Errorf("Detect(%s) = %s, want %s", dir, got, want)

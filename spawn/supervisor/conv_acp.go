@@ -81,11 +81,15 @@ func (c *acpTalk) inputLocked(string) string {
 // made for it before the protocol is told, which must not think sent what was refused.
 const acpLineRoom = 64 << 10
 
+// lineRoom is the room a line carrying text takes: text as a JSON string (a newline or a quote
+// takes two bytes there, a control six), and the protocol around it.
+func lineRoom(text string) int { return len(stream.AppendString(nil, text)) + acpLineRoom }
+
 func (c *acpTalk) deliverLocked(text string) (bool, error) {
 	if c.lost != "" {
 		text = c.lost + "\n\n" + text
 	}
-	if err := c.w.room(len(text) + acpLineRoom); err != nil {
+	if err := c.w.room(lineRoom(text)); err != nil {
 		return false, err
 	}
 	c.lost = ""

@@ -246,3 +246,22 @@ func TestACPConnectFails(t *testing.T) {
 		}
 	})
 }
+
+// TestACPSendEscapedTooBig: a message whose line, JSON-escaped, would not fit the agent's input
+// (newlines take two bytes there) is refused with an error, and the agent still waits for
+// input: it is never taken, dropped on the way, and the turn left running with nothing sent.
+func TestACPSendEscapedTooBig(t *testing.T) {
+	s := newTestSupervisor(t, acpSpec())
+	a := startAgent(t, s, false, nil)
+	a.handshake("")
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
+	r := s.conv.send(ctl.Request{Op: ctl.OpSend, Text: strings.Repeat("\n", maxInput*2/3)})
+	if r.Error == "" {
+		t.Fatalf("a message of %d newlines was taken", maxInput*2/3)
+	}
+	waitState(t, s, stream.Waiting, stream.ReasonInput)
+	accepted(t, s.conv.send(ctl.Request{Op: ctl.OpSend, Text: "small"}))
+	if got := gjson.Get(a.heard(), "params.prompt.0.text").Str; got != "small" {
+		t.Errorf("the next prompt %q", got)
+	}
+}

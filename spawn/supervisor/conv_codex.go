@@ -58,7 +58,7 @@ func (c *acpTalk) steerLocked(text string) (bool, error) {
 	if !ok || c.in == nil {
 		return false, nil
 	}
-	if err := c.w.room(len(text) + acpLineRoom); err != nil {
+	if err := c.w.room(lineRoom(text)); err != nil {
 		return false, err
 	}
 	if !st.Steer(text) {

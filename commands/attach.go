@@ -138,6 +138,11 @@ func attach(c *cli.Context, a *state.Agent, keys []byte) error {
 		return controlError(a, fmt.Errorf("cannot attach to %s: %w", a.Name, err))
 	}
 	defer at.Close()
+	keysIn, err := newStopReader(in)
+	if err != nil {
+		return fmt.Errorf("cannot attach: %w", err)
+	}
+	defer keysIn.close()
 	restore, err := rawMode(in)
 	if err != nil {
 		return fmt.Errorf("cannot attach: put the terminal in raw mode: %w", err)
@@ -150,13 +155,18 @@ func attach(c *cli.Context, a *state.Agent, keys []byte) error {
 		close(ended)
 	}()
 	detached := make(chan struct{})
+	readerDone := make(chan struct{})
 	go func() {
+		defer close(readerDone)
 		d := &detacher{keys: keys}
 		buf := make([]byte, 4096)
 		for {
-			n, err := os.Stdin.Read(buf)
+			n, err := keysIn.read(buf)
 			fwd, done := d.feed(buf[:n])
 			if len(fwd) > 0 && at.Keys(fwd) != nil {
+				return
+			}
+			if errors.Is(err, errStopped) {
 				return
 			}
 			if done || err != nil {
@@ -183,6 +193,10 @@ func attach(c *cli.Context, a *state.Agent, keys []byte) error {
 			why = "signal"
 		}
 	}
+	// Keys typed from now on are the shell's, not the agent's: the reader stops before the
+	// terminal goes back (it would take what is typed next, up to the moment attach exits).
+	keysIn.stop()
+	<-readerDone
 	// Whatever modes the program set, the user's terminal gets its own back.
 	io.WriteString(out, "\x1b[0m\x1b[?25h\x1b[?2004l\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1049l")
 	restore()

@@ -62,6 +62,7 @@ type ACP struct {
 	calls    map[int64]string // requests of ours awaiting an answer: id → method
 	out      [][]byte         // lines to write to the agent
 	phase    int
+	opened   bool   // the session was opened (Ready), whatever came after
 	err      string // why the connection failed, once it did
 	errCode  int
 	errClass string // the failure class of err, when it names one (auth, config)
@@ -134,7 +135,7 @@ func NewACP(name, version string) *ACP {
 // resume, when not "", the session to load (or resume) instead of opening a new one.
 func (a *ACP) Connect(cwd, resume string) {
 	a.cwd, a.resume = cwd, resume
-	a.phase = acpInitializing
+	a.phase, a.opened = acpInitializing, false
 	// session.notices: an adapter's own notices come as notice updates, not as the agent's
 	// words (claude-agent-acp writes them as message chunks to clients that lack it).
 	params := fmt.Appendf(nil, `{"protocolVersion":%d,"clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},"terminal":false,"session":{"notices":{}}},"clientInfo":{"name":`, ACPVersion)
@@ -160,8 +161,9 @@ func (a *ACP) Handshake() (answered bool, failed string) {
 	return a.phase == acpOpening || a.phase == acpReady, a.err
 }
 
-// Ready reports whether the session is open: prompts go out as they come.
-func (a *ACP) Ready() bool { return a.phase == acpReady }
+// Ready reports whether the session was opened: it stays so when a turn's failure later ends
+// the run (a model that does not exist), which is the run's failure, not the connection's.
+func (a *ACP) Ready() bool { return a.opened }
 
 // FailureCode is the JSON-RPC code of the error that failed the connection, 0 for none.
 func (a *ACP) FailureCode() int { return a.errCode }

@@ -59,7 +59,7 @@ func (a *ACP) modeSet(dst []Event, refusal string) []Event {
 
 // open marks the session open and sends the prompts held until then.
 func (a *ACP) open() {
-	a.phase = acpReady
+	a.phase, a.opened = acpReady, true
 	held := a.held
 	a.held = nil
 	for _, p := range held {

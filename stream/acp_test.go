@@ -393,3 +393,23 @@ func FuzzACP(f *testing.F) {
 		checkEvents(t, events)
 	})
 }
+
+// TestACPPromptFailsAfterOpen: a first prompt answered with an error no later one can cure (a
+// model that does not exist) fails the run, but the session was open: Ready stays true, so the
+// supervisor's connect takes the failure as the run's, however soon it came.
+func TestACPPromptFailsAfterOpen(t *testing.T) {
+	a := NewACP("agt", "test")
+	a.Connect("/w", "")
+	a.Prompt("hi")
+	a.Decode(nil, []byte(`{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":1}}`))
+	a.Decode(nil, []byte(`{"jsonrpc":"2.0","id":2,"result":{"sessionId":"s-1"}}`))
+	a.Lines()
+	a.Decode(nil, []byte(`{"jsonrpc":"2.0","id":3,"error":{"code":400,"message":"model not found: gpt-9"}}`))
+	if _, failed := a.Handshake(); failed == "" || !a.Ready() {
+		t.Errorf("after the prompt's failure: Ready %v, failed %q; want true and a reason", a.Ready(), failed)
+	}
+	a.Connect("/w", "") // the next run starts unopened
+	if a.Ready() {
+		t.Error("Ready before the next run's session opened")
+	}
+}

@@ -55,7 +55,8 @@ type CodexServer struct {
 	nextID  int64
 	calls   map[int64]string // requests of ours awaiting an answer: id → method
 	out     [][]byte
-	phase   int // the phases of ACP: acpIdle … acpFailed
+	phase   int  // the phases of ACP: acpIdle … acpFailed
+	opened  bool // the thread was opened (Ready), whatever came after
 	err     string
 	errCode int
 
@@ -100,7 +101,7 @@ func NewCodexServer(name, version string) *CodexServer {
 // the model to ask for ("" for Codex's own), resume the thread to resume ("" for a new one).
 func (c *CodexServer) Connect(cwd, model, resume string) {
 	c.cwd, c.model, c.resume = cwd, model, resume
-	c.phase = acpInitializing
+	c.phase, c.opened = acpInitializing, false
 	params := AppendString([]byte(`{"clientInfo":{"name":`), c.name)
 	params = AppendString(append(params, `,"version":`...), c.version)
 	c.call("initialize", append(params, "}}"...))
@@ -119,8 +120,8 @@ func (c *CodexServer) Handshake() (answered bool, failed string) {
 	return c.phase == acpOpening || c.phase == acpReady, c.err
 }
 
-// Ready reports whether the thread is open.
-func (c *CodexServer) Ready() bool { return c.phase == acpReady }
+// Ready reports whether the thread was opened (as ACP.Ready).
+func (c *CodexServer) Ready() bool { return c.opened }
 
 // ThreadID is the thread the conversation runs in, "" before it is open.
 func (c *CodexServer) ThreadID() string { return c.threadID }

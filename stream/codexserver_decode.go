@@ -48,7 +48,7 @@ func (c *CodexServer) answer(dst []Event, line []byte, id int64, result, errv gj
 		if method == "thread/start" {
 			c.total, c.atTurn = Usage{}, Usage{} // a new thread counts from nothing
 		}
-		c.threadID, c.phase = jsonString(tid), acpReady
+		c.threadID, c.phase, c.opened = jsonString(tid), acpReady, true
 		dst = append(dst, Event{Type: TypeSession, SessionID: c.threadID, Model: jsonString(result.Get("model")), Cwd: c.cwd})
 		held := c.held
 		c.held = nil

@@ -50,7 +50,7 @@ type protocol interface {
 	// Handshake says whether the agent answered as a speaker of the protocol, or why the
 	// connection failed.
 	Handshake() (answered bool, failed string)
-	// Ready reports whether the session is open.
+	// Ready reports whether the session was opened, even if the run failed after.
 	Ready() bool
 	// Open reports whether a turn is under way.
 	Open() bool
@@ -298,12 +298,14 @@ func (c *acpTalk) connect(g *generation, argv0 string) error {
 		ready := c.p.Ready()
 		s.mu.Unlock()
 		switch {
+		case ready:
+			// The session is open: what fails from now on (a first prompt answered with
+			// an error no later one can cure) is the run's, not the connection's.
+			c.setReady()
+			return nil
 		case failed != "":
 			why = failed
 			continue
-		case ready:
-			c.setReady()
-			return nil
 		case ok && !answered:
 			answered = true
 			t.Reset(timeout) // as long again for the session

@@ -199,6 +199,13 @@ func (c *acpTalk) lineLocked(line []byte, stderr bool) {
 	case c.kick <- struct{}{}:
 	default:
 	}
+	c.endIfFailedLocked()
+}
+
+// endIfFailedLocked ends the run of a connection that failed once connect had returned (a
+// session refused, a prompt answered with an error no later one can cure): the agent's input
+// closes and its tree gets SIGTERM, once.
+func (c *acpTalk) endIfFailedLocked() {
 	if _, failed := c.p.Handshake(); failed != "" && c.ready && c.s.alive && !c.ended {
 		c.ended = true
 		c.w.closeAfter()
@@ -368,9 +375,11 @@ func (c *acpTalk) work() uint64 {
 	return cpu + uint64(heard)
 }
 
+// setReady: connect has returned; a failure that came meanwhile ends the run now.
 func (c *acpTalk) setReady() {
 	c.s.mu.Lock()
 	c.ready = true
+	c.endIfFailedLocked()
 	c.s.mu.Unlock()
 }
 

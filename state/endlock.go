@@ -83,26 +83,9 @@ func (a *Agent) WaitEndKnown(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("wait for %s: %w", a.Name, err)
 	}
-	done := make(chan error, 1)
-	go func() {
-		var err error
-		for {
-			// Taken shared and let go of at once (the close), so that a new supervisor
-			// takes it right after.
-			if err = unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLKW, endLock(unix.F_RDLCK)); err != unix.EINTR {
-				break
-			}
-		}
-		unix.Close(fd)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			return fmt.Errorf("wait for %s: %w", a.Name, err)
-		}
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	// Taken shared and let go of at once (the close), so that a new supervisor takes it
+	// right after.
+	return a.waitLocked(ctx, fd, func() error {
+		return unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLKW, endLock(unix.F_RDLCK))
+	})
 }

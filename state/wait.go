@@ -23,13 +23,18 @@ func (a *Agent) WaitFree(ctx context.Context) error {
 		unix.Close(fd)
 		return nil
 	}
+	return a.waitLocked(ctx, fd, func() error { return unix.Flock(fd, unix.LOCK_SH) })
+}
+
+// waitLocked waits until lock, a blocking lock on fd, is taken (EINTR tried again), then closes
+// fd, which lets go of it. Closing fd from the other side does not interrupt the lock: on
+// cancel the goroutine stays blocked until the lock frees, then closes the descriptor.
+func (a *Agent) waitLocked(ctx context.Context, fd int, lock func() error) error {
 	done := make(chan error, 1)
 	go func() {
-		// Closing fd from the other side does not interrupt flock; on cancel this goroutine
-		// stays blocked until the lock frees, then lets go of it and closes the descriptor.
 		var err error
 		for {
-			if err = unix.Flock(fd, unix.LOCK_SH); err != unix.EINTR {
+			if err = lock(); err != unix.EINTR {
 				break
 			}
 		}

@@ -178,21 +178,9 @@ func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []st
 // host removes the record at the end, however it ended.
 func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name string) error {
 	fl.out.w = keepWaiting(c, fl.out.w, qualified(place.Name(), name))
-	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
+	follow, stopFollowing, stopped := stopOnSignal(c, func() error { return stopOnPlace(c, place, name) })
 	defer stopFollowing()
 	var stopErr error
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-follow.Done():
-			return
-		case <-c.Context.Done():
-		}
-		if stopErr = stopOnPlace(c, place, name); stopErr != nil {
-			stopFollowing() // it may never end now: stop waiting for it
-		}
-	}()
 	// A conversation waits for its next message once a turn ends: its first turn is what
 	// spawn --wait waits for (or its stop to ask you), its result the exit code, as here.
 	var turn *firstTurn
@@ -205,7 +193,9 @@ func waitOnPlace(c *cli.Context, fl *hostFollower, place hosts.Place, name strin
 		stopErr = stopOnPlace(c, place, name) // it waits for input: --rm ends it
 	}
 	stopFollowing()
-	<-stopped
+	if serr := stopped(); serr != nil {
+		stopErr = serr
+	}
 	switch {
 	case err != nil || c.Context.Err() != nil:
 	case turn != nil && turn.done:

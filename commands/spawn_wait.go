@@ -11,28 +11,40 @@ import (
 	"agt/state"
 )
 
+// stopOnSignal watches for the signal that cancels c's context while spawn --wait follows an
+// agent: it then runs stop (the agent's grace; a second signal kills), and if the stop fails,
+// ends the following, as the agent may never end now. follow is the following's context;
+// stopped, called once the following is over, waits for the watcher and returns stop's error.
+func stopOnSignal(c *cli.Context, stop func() error) (follow context.Context, stopFollowing context.CancelFunc, stopped func() error) {
+	follow, stopFollowing = context.WithCancel(context.WithoutCancel(c.Context))
+	var stopErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-follow.Done():
+			return
+		case <-c.Context.Done():
+		}
+		if stopErr = stop(); stopErr != nil {
+			stopFollowing()
+		}
+	}()
+	return follow, stopFollowing, func() error {
+		<-done
+		return stopErr
+	}
+}
+
 // waitSpawned is spawn --wait: it prints a's events until a ends and exits with its code. A
 // signal (Ctrl-C; SIGTERM, as CI runners send on cancel; SIGHUP) stops the agent with its
 // grace, a second one kills it at once, and the events of the stop still print; then it exits
 // 128+N. With --rm the record goes at the end, however the agent ended.
 func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 	out.w = keepWaiting(c, out.w, a.Name)
-	follow, stopFollowing := context.WithCancel(context.WithoutCancel(c.Context))
+	follow, stopFollowing, stopped := stopOnSignal(c, func() error { return stopInterrupted(c, a) })
 	defer stopFollowing()
-	var stopErr error
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case <-follow.Done():
-			return
-		case <-c.Context.Done():
-		}
-		if stopErr = stopInterrupted(c, a); stopErr != nil {
-			stopFollowing() // it may never end now: stop waiting for it
-		}
-	}()
-	var err error
+	var err, stopErr error
 	if conversation(a) {
 		// A conversation waits for its next message once a turn ends: its first turn is what
 		// spawn --wait waits for (or its stop to ask), its result the exit code.
@@ -49,7 +61,9 @@ func waitSpawned(c *cli.Context, out *output, a *state.Agent) error {
 		err = followEvents(follow, out, []*state.Agent{a}, tailFilter{last: -1}, nil)
 	}
 	stopFollowing()
-	<-stopped
+	if serr := stopped(); serr != nil {
+		stopErr = serr
+	}
 	if c.Context.Err() == nil && err == nil && !conversation(a) {
 		err = exitWithAgent(c, []*state.Agent{a})
 	}

@@ -252,6 +252,7 @@ type follower struct {
 	answer chan bool
 	result chan error
 	cancel context.CancelFunc
+	ended  chan struct{} // closed when FollowLogFrom has returned
 }
 
 func follow(t *testing.T, path string, c *Cursor) *follower {
@@ -263,15 +264,24 @@ func follow(t *testing.T, path string, c *Cursor) *follower {
 		answer: make(chan bool),
 		result: make(chan error, 1),
 		cancel: cancel,
+		ended:  make(chan struct{}),
 	}
-	t.Cleanup(cancel)
+	// The follower has ended before the test does, so no test sees another's inotify instance.
+	t.Cleanup(func() { cancel(); <-f.ended })
 	go func() {
+		defer close(f.ended)
+		put := func(line string) error {
+			select {
+			case f.lines <- line:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
 		f.result <- FollowLogFrom(ctx, path, c, func(line []byte) error {
-			f.lines <- string(line)
-			return nil
+			return put(string(line))
 		}, func(from, to int64) error {
-			f.lines <- gapLine(from, to)
-			return nil
+			return put(gapLine(from, to))
 		}, func() bool {
 			select {
 			case f.called <- struct{}{}:

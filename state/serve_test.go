@@ -89,16 +89,22 @@ func TestFollowLogWoken(t *testing.T) {
 	}
 
 	// The comparison: FollowLogFrom makes an instance of its own.
+	// It has ended, and given the instance back, before the test does: the next test counts
+	// the instances too.
 	ctx2, cancel2 := context.WithCancel(context.Background())
-	defer cancel2()
 	started := make(chan struct{})
-	go FollowLogFrom(ctx2, path, nil, func([]byte) error { return nil }, nil, func() bool {
-		select {
-		case started <- struct{}{}:
-		default:
-		}
-		return false
-	})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		FollowLogFrom(ctx2, path, nil, func([]byte) error { return nil }, nil, func() bool {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			return false
+		})
+	}()
+	defer func() { cancel2(); <-ended }()
 	<-started
 	if n := inotifies(t); n != before+1 {
 		t.Errorf("FollowLogFrom holds %d inotify instances, want 1", n-before)

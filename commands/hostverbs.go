@@ -162,7 +162,9 @@ func runVerb(c *cli.Context, plan *hostPlan, v hostVerb) error {
 	}
 	if v.again {
 		for i := range plan.groups {
-			plan.groups[i].place = againPlace{Place: plan.groups[i].place, errw: c.App.ErrWriter}
+			p := againPlace{Place: plan.groups[i].place, errw: c.App.ErrWriter}
+			p.timeout, p.timed = againTimeout(c)
+			plan.groups[i].place = p
 		}
 	}
 	outs := runEach(c.Context, c.App.ErrWriter, plan.groups, !human, func(i int) *hosts.Call {
@@ -195,6 +197,14 @@ func runVerb(c *cli.Context, plan *hostPlan, v hostVerb) error {
 		}
 	}
 	return hostExit(c, outs)
+}
+
+// againTimeout is the time limit of a command asked again (wait --timeout), if it has one.
+func againTimeout(c *cli.Context) (time.Duration, bool) {
+	if lookupFlag(c.Command, "timeout") != nil && c.IsSet("timeout") {
+		return flagDuration(c, "timeout"), true
+	}
+	return 0, false
 }
 
 // printPrefixed writes a place's lines for people, each after the host's name when several

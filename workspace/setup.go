@@ -24,7 +24,9 @@ func copyIn(repo, dst string, paths []string) error {
 			return fmt.Errorf("copy %q: want a path inside the repository, relative to its root", p)
 		}
 		src := filepath.Join(repo, clean)
-		if _, err := os.Lstat(src); err != nil {
+		if _, err := os.Lstat(src); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("copy %s into the workspace: there is no %s in %s; create it, or take it out of copy in [workspace] of agt.toml", clean, clean, repo)
+		} else if err != nil {
 			return fmt.Errorf("copy %s into the workspace: %w", clean, err)
 		}
 		err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {

@@ -302,7 +302,7 @@ func TestSetUpFailureCleansUp(t *testing.T) {
 		t.Errorf("escaping copy: %v", err)
 	}
 	_, err = Make(context.Background(), Options{Dir: repo, Name: "esc", Copy: []string{".env"}})
-	if err == nil || !strings.Contains(err.Error(), "copy .env") {
+	if err == nil || !strings.HasSuffix(err.Error(), "copy .env into the workspace: there is no .env in "+repo+"; create it, or take it out of copy in [workspace] of agt.toml") {
 		t.Errorf("missing copy: %v", err)
 	}
 	assertNothingLeft(t, repo, "esc")

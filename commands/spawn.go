@@ -245,6 +245,9 @@ func spawnOptionsFor(c *cli.Context, name string, argv []string, kindName string
 	if err != nil {
 		return spawn.Options{}, nil, err
 	}
+	if err := checkHook(cfg.OnState); err != nil {
+		return spawn.Options{}, nil, err
+	}
 	kind, err := pickKind(c, cfg, name, argv, kindName)
 	if err != nil {
 		return spawn.Options{}, nil, err

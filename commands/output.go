@@ -9,9 +9,9 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"text/template"
 	"text/template/parse"
+	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
 	"github.com/tidwall/gjson"
@@ -254,14 +254,28 @@ func isTerminal(w io.Writer) bool {
 // coloured itself (stateCell: one of its colours, the text, a reset) keeps its colour, and the
 // text inside is escaped.
 func safeCell(c string) string {
+	if sgr, text, ok := cutCellColor(c); ok {
+		return sgr + termsafe.Line(text) + sgrReset
+	}
+	return termsafe.Line(c)
+}
+
+// cutCellColor splits a cell agt coloured into its colour and its text.
+func cutCellColor(c string) (sgr, text string, ok bool) {
 	if inner, ok := strings.CutSuffix(c, sgrReset); ok {
 		for _, sgr := range []string{"\x1b[39m", sgrYellow, sgrRed, sgrGreen, sgrBold, sgrDim} {
 			if text, ok := strings.CutPrefix(inner, sgr); ok {
-				return sgr + termsafe.Line(text) + sgrReset
+				return sgr, text, true
 			}
 		}
 	}
-	return termsafe.Line(c)
+	return "", c, false
+}
+
+// cellWidth is the columns a safe cell takes on a terminal: its colour takes none.
+func cellWidth(c string) int {
+	_, text, _ := cutCellColor(c)
+	return utf8.RuneCountInString(text)
 }
 
 // rawFile is the file w writes to, for agt's own control sequences (a status line redrawn in
@@ -391,18 +405,41 @@ func withAliases(v any) any {
 }
 
 // table writes rows under a header, aligned.
+//
+// Each column but the last is as wide as its widest cell, plus two spaces, as a tabwriter's
+// would be; widths are measured without the colour of a cell (text/tabwriter counts its escape
+// sequences, which pushed the header off its coloured column).
 func (o *output) table(header []string, rows [][]string) error {
-	tw := tabwriter.NewWriter(o.w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	cells := make([]string, 0, len(header))
+	lines := make([][]string, 0, len(rows)+1)
+	lines = append(lines, header)
 	for _, r := range rows {
-		cells = cells[:0]
-		for _, c := range r {
-			cells = append(cells, safeCell(c))
+		cells := make([]string, len(r))
+		for i, c := range r {
+			cells[i] = safeCell(c)
 		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		lines = append(lines, cells)
 	}
-	return tw.Flush()
+	var widths []int
+	for _, l := range lines {
+		for i := 0; i < len(l)-1; i++ {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], cellWidth(l[i]))
+		}
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		for i, c := range l {
+			b.WriteString(c)
+			if i < len(l)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-cellWidth(c)+2))
+			}
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(o.w, b.String())
+	return err
 }
 
 // tildePath writes a path under home with ~, for people.

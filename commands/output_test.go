@@ -145,3 +145,24 @@ func TestOutputEscapes(t *testing.T) {
 		t.Errorf("the text is not shown escaped:\n%s", b.String())
 	}
 }
+
+// TestTableColorAligned: a coloured column lines up under its header, as an uncoloured one
+// does; the colour takes no columns (ps on a terminal had STATE nine columns too wide).
+func TestTableColorAligned(t *testing.T) {
+	var b strings.Builder
+	o := &output{w: &b, mode: modeTable}
+	err := o.table([]string{"NAME", "STATE", "DIR"}, [][]string{
+		{"a", stateCell("running", true), "/x"},
+		{"longer-name", stateCell("failed", true), "/y"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := strings.NewReplacer(sgrReset, "", sgrGreen, "", sgrRed, "").Replace(b.String())
+	want := "NAME         STATE    DIR\n" +
+		"a            running  /x\n" +
+		"longer-name  failed   /y\n"
+	if plain != want {
+		t.Errorf("table, colours taken out:\n%s\nwant:\n%s", plain, want)
+	}
+}

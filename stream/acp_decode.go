@@ -76,7 +76,7 @@ func (a *ACP) request(dst []Event, id gjson.Result, method string, params gjson.
 	dst = a.startTool(dst, t, toolID)
 	key := jsonString(id)
 	if key == "" {
-		key = id.Raw
+		key = strings.Clone(id.Raw) // kept: the line's buffer is reused
 	}
 	if a.asks == nil || len(a.asks) >= acpMaxTools || a.askBytes >= acpMaxKept {
 		a.asks, a.askBytes = make(map[string]acpAsk), 0

@@ -418,7 +418,7 @@ func (d *claudeDecoder) controlRequest(dst []Event, l *claudeLine) []Event {
 		if d.denied == nil || len(d.denied) >= claudeMaxTools {
 			d.denied = make(map[string]bool)
 		}
-		d.denied[id] = true
+		d.denied[strings.Clone(id)] = true // id is in the line, whose buffer the next one reuses
 	}
 	in := jsonRaw(input)
 	if call, ok := d.tools[toolUseID.Str]; ok && len(call.input) > 0 && (in == nil || input.IsObject() && len(input.Map()) == 0) {

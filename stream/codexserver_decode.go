@@ -92,7 +92,7 @@ func (c *CodexServer) request(dst []Event, id gjson.Result, method string, param
 	input = append(input, '}')
 	key := jsonString(id)
 	if key == "" {
-		key = id.Raw
+		key = strings.Clone(id.Raw) // kept: the line's buffer is reused
 	}
 	if c.asks == nil || len(c.asks) >= codexServerMax {
 		c.asks = make(map[string][]byte)

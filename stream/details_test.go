@@ -582,15 +582,23 @@ func TestClaudeResultOKFromSubtype(t *testing.T) {
 }
 
 // A request answered through the control protocol is logged by whoever answers it: the denial
-// that the result's permission_denials repeats is no second permission event.
+// that the result's permission_denials repeats is no second permission event. Each line is
+// decoded from one buffer, overwritten once decoded, as the supervisor reads them: what the
+// decoder keeps must be its own copy.
 func TestClaudeAnsweredDenialOnce(t *testing.T) {
 	d := NewClaude()
 	var evs []Event
+	var buf []byte
 	for _, line := range []string{
 		`{"type":"control_request","request_id":"req-1","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"rm x"},"tool_use_id":"toolu_1"}}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":true,"content":"no"}]}}`,
 		`{"type":"result","subtype":"success","is_error":false,"result":"ok","permission_denials":[{"tool_name":"Bash","tool_use_id":"toolu_1","tool_input":{"command":"rm x"}},{"tool_name":"Edit","tool_use_id":"toolu_2","tool_input":{}}],"session_id":"s"}`,
 	} {
-		evs = d.Decode(evs, []byte(line))
+		buf = append(buf[:0], line...)
+		evs = d.Decode(evs, buf)
+		for i := range buf {
+			buf[i] = '0'
+		}
 	}
 	var ids []string
 	for _, ev := range evs {

@@ -11,6 +11,7 @@ import (
 
 	"agt/spawn/ctl"
 	"agt/state"
+	"agt/stream"
 )
 
 // The status writer. status.json is written (and fsynced) by a goroutine of its own, never
@@ -46,6 +47,9 @@ func (s *supervisor) startStatusWriter() {
 func (s *supervisor) writeStatusLocked() {
 	s.status.Updated = time.Now()
 	s.status.Activity, s.status.Doing = s.snap.Activity, s.snap.Doing
+	if stream.IsFinal(s.status.State) || s.status.State == stream.Restarting {
+		s.status.Doing = "" // its process is gone, and the tool it was in with it
+	}
 	st := s.status
 	st.History = slices.Clone(st.History)
 	s.dirty = false

@@ -15,6 +15,7 @@ import (
 
 	"agt/spawn/ctl"
 	"agt/state"
+	"agt/stream"
 )
 
 // The client end of the control channel (see package ctl): one request, one reply.
@@ -141,6 +142,9 @@ func connect(ctx context.Context, a *state.Agent, req Request) (*os.File, *Reply
 }
 
 func notRunning(a *state.Agent) error {
+	if st := Observe(a); stream.IsFinal(st.State) {
+		return fmt.Errorf("%s is %w: it ended (%s)", a.Name, ErrNotRunning, st.State)
+	}
 	return fmt.Errorf("%s is %w: its supervisor is gone or never started", a.Name, ErrNotRunning)
 }
 

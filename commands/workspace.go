@@ -64,6 +64,9 @@ func workspacePrepare(c *cli.Context, cfg config.Workspace, name, dir string, pl
 				status.hide()
 				fmt.Fprintf(c.App.ErrWriter, "agt: making %s for %s…\n", what, name)
 			}
+			if kind == workspace.Git && base == "" {
+				noteUncommitted(c, dir, name)
+			}
 		}
 		ws, err := workspace.Make(c.Context, opts)
 		if err != nil {
@@ -163,4 +166,16 @@ func existsHint(reg *workspace.Registry, err error) error {
 		}
 	}
 	return withHint(err, "pick another name, or remove it: "+ex.Remedy())
+}
+
+// noteUncommitted tells a person at a terminal that the changes they have not committed stay
+// out of the new worktree, which is made from what is committed: an agent asked to finish
+// their work would not see it.
+func noteUncommitted(c *cli.Context, dir, name string) {
+	files, err := workspace.Uncommitted(c.Context, dir)
+	if err != nil || len(files) == 0 {
+		return
+	}
+	fmt.Fprintf(c.App.ErrWriter, "agt: note: your uncommitted changes to %d file%s stay out of %s's worktree, which holds what is committed; commit them first, or spawn with --workspace none to work in your checkout\n",
+		len(files), plural(len(files)), name)
 }

@@ -172,15 +172,9 @@ func mergeTarget(ctx context.Context, ws *Workspace, agent string) (string, erro
 		return "", refused(fmt.Sprintf("git -C %s switch %s, then agt merge %s again", ws.Repo, into, agent),
 			"%s is on %s, not on %s, which %s started from", ws.Repo, on, into, agent)
 	}
-	out, err := git(ctx, ws.Repo, "status", "--porcelain", "-z", "--untracked-files=no")
+	files, err := Uncommitted(ctx, ws.Repo)
 	if err != nil {
 		return "", err
-	}
-	var files []string
-	for _, e := range splitZ(out) {
-		if len(e) > 3 {
-			files = append(files, e[3:])
-		}
 	}
 	if len(files) > 0 {
 		return "", refused(fmt.Sprintf("commit or stash them (git -C %s stash), then agt merge %s again", ws.Repo, agent),
@@ -271,4 +265,21 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// Uncommitted lists the tracked files of the git checkout dir that have changes not committed
+// (untracked files aside): what a new worktree made from its HEAD leaves out, what a merge
+// into it would refuse.
+func Uncommitted(ctx context.Context, dir string) ([]string, error) {
+	out, err := git(ctx, dir, "status", "--porcelain", "-z", "--untracked-files=no")
+	if err != nil {
+		return nil, err
+	}
+	var files []string
+	for _, e := range splitZ(out) {
+		if len(e) > 3 {
+			files = append(files, e[3:])
+		}
+	}
+	return files, nil
 }

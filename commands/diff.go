@@ -138,8 +138,12 @@ func agentWorkspace(a *state.Agent) (*workspace.Workspace, error) {
 		return nil, err
 	}
 	if ws == nil || ws.Type == workspace.None {
-		return nil, withHint(fmt.Errorf("%s runs in a plain directory, not a workspace of its own: there is no base to compare with", a.Name),
-			"spawn agents with --workspace auto (the default for agent kinds) to get their work back with agt diff and agt merge")
+		hint := "spawn agents with --workspace auto (the default for agent kinds) to get their work back with agt diff and agt merge"
+		if spec, err := a.ReadSpec(); err == nil && workspace.Detect(spec.Cwd) == workspace.None {
+			// auto found no repository: --workspace auto would have made none either.
+			hint = fmt.Sprintf("%s is in no git or jj repository: spawn agents in one (git init) to get their work back with agt diff and agt merge", spec.Cwd)
+		}
+		return nil, withHint(fmt.Errorf("%s runs in a plain directory, not a workspace of its own: there is no base to compare with", a.Name), hint)
 	}
 	return ws, nil
 }

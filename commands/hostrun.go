@@ -229,7 +229,7 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 			h.mu.Lock()
 		}
 		if rest, ok := strings.CutPrefix(line, "agt: "); ok {
-			PrintError(h.w, h.host+": "+rest)
+			PrintError(h.w, h.host+": "+hostHint(rest, h.host))
 		} else {
 			fmt.Fprintf(h.w, "%s: %s\n", h.host, line) // what the command says of itself: "allowed x Bash"
 		}
@@ -237,6 +237,16 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 			h.mu.Unlock()
 		}
 	}
+}
+
+// hostHint makes the commands a host's hint quotes ('agt ps x') run there when pasted here
+// ('agt --host box2 ps x'): a bare NAME here is this machine's. A hint that names the host
+// already (an engine's: 'agt stop swarm:x') is left as it is.
+func hostHint(line, host string) string {
+	if !strings.HasPrefix(line, "hint: ") || strings.Contains(line, host+":") {
+		return line
+	}
+	return strings.ReplaceAll(line, "'agt ", "'agt --host "+host+" ")
 }
 
 // hostColumn puts a HOST column before a table's others. The cells are the caller's to

@@ -408,7 +408,7 @@ func (m *topModel) loadTranscript() {
 		if i, ok := m.index[m.tkey]; ok {
 			waiting = waitingText(m.rows[i].Waiting)
 		}
-		m.tlines = renderTranscript(m.traw, name, waiting)
+		m.tlines = renderTranscript(m.traw, host, name, waiting)
 		return
 	}
 	a, err := m.fleet.local.d.Agent(name)
@@ -422,15 +422,20 @@ func (m *topModel) loadTranscript() {
 		return len(lines) < transcriptMax
 	})
 	slices.Reverse(lines)
-	m.tlines = renderTranscript(lines, name, waitingLineOf(a))
+	m.tlines = renderTranscript(lines, "", name, waitingLineOf(a))
 }
 
 // renderTranscript renders events (oldest first) as the transcript view's lines, made safe;
-// waiting, when set, ends it.
-func renderTranscript(lines [][]byte, name, waiting string) []string {
-	t := &transcript{color: false, nameWidth: len(name)}
+// waiting, when set, ends it. A host's agent is HOST:NAME in them, as in tail --host, so that
+// the commands they quote (agt approve HOST:NAME ID) work when pasted here.
+func renderTranscript(lines [][]byte, host, name, waiting string) []string {
+	label := qualifiedKey(host, name)
+	t := &transcript{color: false, nameWidth: len(label)}
 	var b strings.Builder
 	for _, l := range lines {
+		if host != "" {
+			l = relabel(l, qualified(host, name))
+		}
 		t.event(&b, l)
 	}
 	if waiting != "" {

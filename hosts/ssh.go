@@ -1,6 +1,7 @@
 package hosts
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -172,33 +173,63 @@ func runCommand(ctx context.Context, place string, cmd *exec.Cmd, call *Call) er
 }
 
 // lastLines passes a command's stderr on, at once (live) or when it ends well, and keeps its
-// last line: ssh's reason when the link failed. It holds at most 64 KiB.
+// last line: ssh's reason when the link failed. Live, a line is held until the next one comes
+// or the command ends well, unless it is agt's own ("agt: …", never ssh's): ssh says why the
+// link failed last, and that line is the reason the caller prints, not a line to pass on as
+// the host's too. It holds at most 64 KiB.
 type lastLines struct {
 	forward io.Writer
 	live    bool
-	buf     []byte
+	buf     []byte // all of it; live, the line not yet ended
+	held    []byte // live: the last line, held back
 }
 
 func (l *lastLines) Write(p []byte) (int, error) {
-	if l.live && l.forward != nil {
-		l.forward.Write(p)
-	}
 	l.buf = append(l.buf, p...)
+	if l.live {
+		for {
+			i := bytes.IndexByte(l.buf, '\n')
+			if i < 0 {
+				break
+			}
+			line := l.buf[:i+1]
+			l.pass(l.held)
+			l.held = l.held[:0]
+			if bytes.HasPrefix(line, []byte("agt: ")) {
+				l.pass(line)
+			} else {
+				l.held = append(l.held, line...)
+			}
+			l.buf = l.buf[i+1:]
+		}
+	}
 	if len(l.buf) > 64<<10 {
 		l.buf = append(l.buf[:0], l.buf[len(l.buf)-32<<10:]...)
 	}
 	return len(p), nil
 }
 
-func (l *lastLines) flush() {
-	if !l.live && l.forward != nil && len(l.buf) > 0 {
-		l.forward.Write(l.buf)
+func (l *lastLines) pass(b []byte) {
+	if l.forward != nil && len(b) > 0 {
+		l.forward.Write(b)
 	}
-	l.buf = nil
+}
+
+// flush passes on what is held: the command ended well.
+func (l *lastLines) flush() {
+	if l.live {
+		l.pass(l.held)
+	}
+	l.pass(l.buf)
+	l.buf, l.held = nil, nil
 }
 
 func (l *lastLines) last() string {
-	lines := strings.Split(strings.TrimSpace(string(l.buf)), "\n")
+	s := strings.TrimSpace(string(l.buf))
+	if l.live && s == "" {
+		s = strings.TrimSpace(string(l.held))
+	}
+	lines := strings.Split(s, "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 

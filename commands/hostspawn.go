@@ -54,7 +54,7 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 		}
 	}
 	if c.Bool("rm") && !wait {
-		return usagef(c, "--rm needs --wait: agt spawn --wait --rm %s -- COMMAND (a detached agent's record stays until 'agt rm %s')", args[0], args[0])
+		return rmNeedsWait(c, args[0])
 	}
 	out, err := outputFor(c)
 	if err != nil {

@@ -107,7 +107,7 @@ func runSpawn(c *cli.Context) error {
 		return spawnGroup(c, name, argv)
 	}
 	if c.Bool("rm") && !c.Bool("wait") {
-		return usagef(c, "--rm needs --wait: agt spawn --wait --rm %s -- COMMAND (a detached agent's record stays until 'agt rm %s')", name, name)
+		return rmNeedsWait(c, name)
 	}
 	opts, cfg, err := spawnOptions(c, name, argv)
 	if err != nil {

@@ -3,7 +3,10 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+
+	"github.com/urfave/cli/v2"
 )
 
 // checkHook refuses a spawn whose on_state hook cannot start: the supervisor would only log
@@ -21,4 +24,14 @@ func checkHook(argv []string) error {
 		return fmt.Errorf("on_state hook %s: %s; install it, or change on_state in agt.toml", argv[0], why)
 	}
 	return nil
+}
+
+// rmNeedsWait is the usage error of spawn --rm without --wait. AGT_RM set in the environment
+// (a CI job's) is named: the person did not type --rm.
+func rmNeedsWait(c *cli.Context, name string) error {
+	from := ""
+	if os.Getenv("AGT_RM") != "" {
+		from = " (AGT_RM is set in the environment: unset it for a detached spawn)"
+	}
+	return usagef(c, "--rm needs --wait%s: agt spawn --wait --rm %s -- COMMAND (a detached agent's record stays until 'agt rm %s')", from, name, name)
 }

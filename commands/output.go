@@ -54,8 +54,13 @@ func outputFor(c *cli.Context) (*output, error) {
 		o.fields = f.fields
 	}
 	format := c.String("format")
+	asJSON := c.Bool("json")
+	if asJSON && format != "" && os.Getenv("AGT_JSON") != "" {
+		// AGT_JSON is every command's default; a --format is this command's, and wins.
+		asJSON = false
+	}
 	switch {
-	case c.Bool("json") || format == "json":
+	case asJSON || format == "json":
 	case format == "table":
 		o.mode = modeTable
 	case format != "":

@@ -238,9 +238,6 @@ func psTable(rows []psRow, color bool) ([]string, [][]string) {
 		header = append(header, "GROUP") // spawn --count: the tries at one task, NAME-1…NAME-N
 	}
 	header = append(header, "DIR")
-	// The header's STATE gets escapes as long as a coloured cell's (the terminal's own colour),
-	// or tabwriter, which counts them as text, pads it past the column the cells show.
-	header[2] = stateCell(header[2], color)
 	home, _ := os.UserHomeDir()
 	now := time.Now()
 	out := make([][]string, len(rows))

@@ -3,6 +3,7 @@ package commands
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 
@@ -17,11 +18,16 @@ func checkHook(argv []string) error {
 		return nil
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
-		why := "executable not found in $PATH"
-		if !errors.Is(err, exec.ErrNotFound) {
+		why, do := "executable not found in $PATH", "install it, or change on_state in agt.toml"
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			why = "no such file"
+		case errors.Is(err, fs.ErrPermission):
+			why, do = "not executable", "chmod +x it, or change on_state in agt.toml"
+		case !errors.Is(err, exec.ErrNotFound):
 			why = err.Error()
 		}
-		return fmt.Errorf("on_state hook %s: %s; install it, or change on_state in agt.toml", argv[0], why)
+		return fmt.Errorf("on_state hook %s: %s; %s", argv[0], why, do)
 	}
 	return nil
 }

@@ -343,7 +343,13 @@ func (c *Config) merge(path string) error {
 		if len(f.OnState) == 0 || f.OnState[0] == "" {
 			return fmt.Errorf("%s: on_state: want a command and its arguments, such as [\"notify-send\", \"agt\"]", path)
 		}
-		c.OnState = f.OnState
+		c.OnState = slices.Clone(f.OnState)
+		// A path such as ./hooks/notify is the project's: relative to this file, as
+		// workspace.root is, not to wherever in the project agt runs (nor to the agent's
+		// workspace, where the supervisor runs it). A bare name is looked up in $PATH.
+		if p := c.OnState[0]; strings.Contains(p, "/") && !filepath.IsAbs(p) {
+			c.OnState[0] = filepath.Join(filepath.Dir(path), p)
+		}
 	}
 	c.Policy.Allow = append(c.Policy.Allow, f.Allow...)
 	c.Policy.Deny = append(c.Policy.Deny, f.Deny...)

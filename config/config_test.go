@@ -226,3 +226,22 @@ func TestLogMaxSize(t *testing.T) {
 		}
 	}
 }
+
+// A hook's path with a slash is relative to the file that names it, as workspace.root is: the
+// same hook runs from any directory of the project. A bare name stays for $PATH.
+func TestOnStateRelativeToFile(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	proj := t.TempDir()
+	write(t, filepath.Join(proj, "agt.toml"), "on_state = [\"./hooks/notify\", \"./arg\"]\n")
+	c, err := Load(filepath.Join(proj, "sub", "dir"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(proj, "hooks", "notify"), "./arg"}; !reflect.DeepEqual(c.OnState, want) {
+		t.Errorf("on_state = %q, want %q", c.OnState, want)
+	}
+	write(t, filepath.Join(proj, "agt.toml"), "on_state = [\"notify-send\"]\n")
+	if c, err = Load(proj); err != nil || c.OnState[0] != "notify-send" {
+		t.Errorf("a bare name: %q, %v", c.OnState, err)
+	}
+}

@@ -37,6 +37,15 @@ type transition struct {
 	argv                []string
 }
 
+// String names the change in supervisor.log: "running → exited", or "running" for an agent's
+// first state, which has none before it.
+func (t transition) String() string {
+	if t.prev == "" {
+		return t.state
+	}
+	return t.prev + " → " + t.state
+}
+
 // hooks runs the on_state hook of one agent.
 type hooks struct {
 	argv    []string
@@ -90,10 +99,11 @@ func (h *hooks) changed(prev, state, reason string) {
 	if len(h.argv) == 0 {
 		return
 	}
+	t := transition{prev: prev, state: state, reason: reason}
 	select {
-	case h.queue <- transition{prev: prev, state: state, reason: reason}:
+	case h.queue <- t:
 	default:
-		fmt.Fprintf(os.Stderr, "agt supervise: on_state hook: %d changes wait already; dropped %s → %s\n", hookQueue, prev, state)
+		fmt.Fprintf(os.Stderr, "agt supervise: on_state hook: %d changes wait already; dropped %s\n", hookQueue, t)
 	}
 }
 
@@ -101,7 +111,7 @@ func (h *hooks) run() {
 	defer close(h.done)
 	for t := range h.queue {
 		if err := h.runOne(t); err != nil {
-			fmt.Fprintf(os.Stderr, "agt supervise: on_state hook for %s → %s: %v\n", t.prev, t.state, err)
+			fmt.Fprintf(os.Stderr, "agt supervise: on_state hook for %s: %v\n", t, err)
 		}
 	}
 }
@@ -120,7 +130,7 @@ func (h *hooks) runOne(t transition) error {
 		return err
 	}
 	defer devNull.Close()
-	what := "on_state hook for " + t.prev + " → " + t.state
+	what := "on_state hook for " + t.String()
 	if t.argv != nil {
 		what = "notification " + argv[0]
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -158,9 +159,10 @@ func (j *job) status() Status {
 	}
 	s.Task, s.Node, s.SwarmState = t.ID, t.NodeID, t.Status.State
 	s.Since, s.Updated = t.Status.Timestamp, t.Status.Timestamp
-	if t.ran() {
-		code := t.Status.ContainerStatus.ExitCode
-		if code >= 0 && t.Status.State != "running" {
+	// Only a task that ran and ended has an exit code: docker shows 0 for a container that is
+	// made but not started yet.
+	if t.ran() && slices.Contains([]string{"complete", "failed", "shutdown", "remove", "rejected", "orphaned"}, t.Status.State) {
+		if code := t.Status.ContainerStatus.ExitCode; code >= 0 {
 			s.ExitCode = &code
 		}
 	}

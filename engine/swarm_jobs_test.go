@@ -83,6 +83,15 @@ func TestJobStatus(t *testing.T) {
 			t.Errorf("%s: final = %v", tc.name, st.final())
 		}
 	}
+	// A task whose container is made but not yet running (docker says starting, exit code 0):
+	// it has no exit code yet, whatever docker's zero says.
+	r := *jobs["run"]
+	tk := *r.task
+	tk.Status.State = "starting"
+	r.task = &tk
+	if st := r.status(); st.State != "starting" || st.ExitCode != nil {
+		t.Errorf("a starting task: %s exit %v, want starting and no exit code", st.State, st.ExitCode)
+	}
 	if id := jobs["stopped"].task.ID; id == "replacement" {
 		t.Error("the replacement that never ran was taken for the job's task")
 	}

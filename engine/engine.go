@@ -60,8 +60,10 @@ type Job struct {
 // Command is what the job runs.
 func (j *Job) Command() []string {
 	cmd := append([]string{"agt", "spawn", "--wait", "--rm", "--json"}, j.Flags...)
-	if j.Prompt != nil {
+	if j.secretPrompt() {
 		cmd = append(cmd, "--prompt-file="+PromptPath)
+	} else if j.Prompt != nil {
+		cmd = append(cmd, "--prompt=") // empty: nothing to hide, and docker refuses an empty secret
 	}
 	cmd = append(cmd, j.Name)
 	if len(j.Argv) > 0 {
@@ -69,6 +71,9 @@ func (j *Job) Command() []string {
 	}
 	return cmd
 }
+
+// secretPrompt reports whether the job's prompt goes into a secret: one that is not empty.
+func (j *Job) secretPrompt() bool { return j.Prompt != nil && *j.Prompt != "" }
 
 // Labels are the job's labels: the engine's from agt.toml, then agt's own.
 func (j *Job) Labels() map[string]string {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"slices"
 	"strings"
@@ -75,6 +76,21 @@ func TestSpawnJob(t *testing.T) {
 		if !errors.As(err, &usage) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("SpawnJob(%q) = %v, want a usage error with %q", tc.args, err, tc.want)
 		}
+	}
+	// An empty prompt (--prompt '', an empty file) makes no secret, which docker refuses
+	// empty: the job gets it as --prompt=, and an empty prompt file as it would here.
+	j, err = SpawnJob([]string{"spawn", "--prompt-file=-", "x"}, strings.NewReader(""), e, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd := j.Command(); !slices.Contains(cmd, "--prompt=") || slices.Contains(cmd, "--prompt-file="+PromptPath) {
+		t.Errorf("an empty prompt: %q", cmd)
+	}
+	if out := SwarmCommands(j); strings.Contains(out, "secret") {
+		t.Errorf("an empty prompt makes a secret:\n%s", out)
+	}
+	if out, err := Manifest(j); err != nil || bytes.Contains(out, []byte("Secret")) {
+		t.Errorf("an empty prompt makes a Secret (%v):\n%s", err, out)
 	}
 	// --tty=false is no terminal.
 	if _, err := SpawnJob([]string{"spawn", "--tty=false", "x"}, nil, e, time.Minute); err != nil {

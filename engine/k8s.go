@@ -73,7 +73,7 @@ func Manifest(j *Job) ([]byte, error) {
 		}
 	}
 	secret := j.Name + "-prompt"
-	if j.Prompt != nil {
+	if j.secretPrompt() {
 		b.WriteString("apiVersion: v1\nkind: Secret\n")
 		meta("", secret, true)
 		fmt.Fprintf(&b, "type: Opaque\nstringData:\n  prompt: %s\n---\n", yamlString(*j.Prompt))
@@ -110,7 +110,7 @@ func Manifest(j *Job) ([]byte, error) {
 			fmt.Fprintf(&b, "            - secretRef:\n                name: %s\n", yamlString(s))
 		}
 	}
-	if j.Prompt != nil {
+	if j.secretPrompt() {
 		fmt.Fprintf(&b, "          volumeMounts:\n            - name: prompt\n              mountPath: %s\n              subPath: prompt\n              readOnly: true\n", yamlString(PromptPath))
 		fmt.Fprintf(&b, "      volumes:\n        - name: prompt\n          secret:\n            secretName: %s\n            defaultMode: 256\n", yamlString(secret))
 	}

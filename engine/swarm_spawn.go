@@ -33,7 +33,7 @@ func (s *Swarm) spawn(ctx context.Context, c *call, call *hosts.Call) error {
 		}
 	}
 	secret := ""
-	if j.Prompt != nil {
+	if j.secretPrompt() {
 		if secret, err = s.promptSecret(ctx, j); err != nil {
 			return err
 		}
@@ -151,7 +151,7 @@ func SwarmCommands(j *Job) string {
 	}
 	var b strings.Builder
 	secret := ""
-	if j.Prompt != nil {
+	if j.secretPrompt() {
 		secret = promptSecretName()
 		create := []string{"secret", "create"}
 		for _, kv := range sortedLabels(j.Labels()) {

@@ -206,3 +206,18 @@ func FuzzHostDiagnostics(f *testing.F) {
 		}
 	})
 }
+
+// A host's hint runs there when pasted here; one that names the host already is left alone,
+// never 'agt --host swarm ps --host swarm'.
+func TestHostHint(t *testing.T) {
+	for _, tc := range []struct{ line, host, want string }{
+		{"hint: 'agt ps x' lists them", "box2", "hint: 'agt --host box2 ps x' lists them"},
+		{"hint: 'agt stop swarm:x' first", "swarm", "hint: 'agt stop swarm:x' first"},
+		{"hint: 'agt ps --host swarm' lists them", "swarm", "hint: 'agt ps --host swarm' lists them"},
+		{"no agent 'agt ps'", "box2", "no agent 'agt ps'"},
+	} {
+		if got := hostHint(tc.line, tc.host); got != tc.want {
+			t.Errorf("hostHint(%q, %q) = %q, want %q", tc.line, tc.host, got, tc.want)
+		}
+	}
+}

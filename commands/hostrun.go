@@ -241,9 +241,9 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 
 // hostHint makes the commands a host's hint quotes ('agt ps x') run there when pasted here
 // ('agt --host box2 ps x'): a bare NAME here is this machine's. A hint that names the host
-// already (an engine's: 'agt stop swarm:x') is left as it is.
+// already (an engine's: 'agt stop swarm:x', 'agt ps --host swarm') is left as it is.
 func hostHint(line, host string) string {
-	if !strings.HasPrefix(line, "hint: ") || strings.Contains(line, host+":") {
+	if !strings.HasPrefix(line, "hint: ") || strings.Contains(line, host+":") || strings.Contains(line, "--host "+host) {
 		return line
 	}
 	return strings.ReplaceAll(line, "'agt ", "'agt --host "+host+" ")

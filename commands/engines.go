@@ -35,6 +35,12 @@ func (p *places) engine(name string) hosts.Place {
 	return &engine.Swarm{Engine: p.cfg.Engine(name), Grace: p.cfg.StopTimeout}
 }
 
+// isSwarm reports whether place is the swarm, whose spawn may wait for a node for ever.
+func isSwarm(place hosts.Place) bool {
+	_, ok := place.(*engine.Swarm)
+	return ok
+}
+
 // engineVerbs are the commands that --host all takes to the engines agt.toml configures.
 var engineVerbs = []string{"ps", "tail", "wait", "stop", "rm"}
 

@@ -119,12 +119,20 @@ func spawnOnHosts(c *cli.Context, plan *hostPlan) error {
 // agent went and its spawned events (a group's are several), tagged with the host.
 //
 // A first signal lets the spawn finish (spawn --wait then stops the agent): cut short on the
-// way, it would leave an agent that nobody follows. A second one abandons it.
+// way, it would leave an agent that nobody follows. A second one abandons it. On a swarm the
+// first one does: a job may wait for a node for ever, and the swarm's spawn removes a job
+// cut short.
 func placeAgent(c *cli.Context, candidates []hosts.Place, name string, args []string, prompt *string) (hosts.Place, [][]byte, error) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	defer cancel()
+	var first <-chan struct{}
+	if len(candidates) == 1 && isSwarm(candidates[0]) {
+		first = c.Context.Done()
+	}
 	go func() {
 		select {
+		case <-first:
+			cancel()
 		case <-Again(c.Context):
 			cancel()
 		case <-ctx.Done():

@@ -92,6 +92,14 @@ func TestJobStatus(t *testing.T) {
 	if st := r.status(); st.State != "starting" || st.ExitCode != nil {
 		t.Errorf("a starting task: %s exit %v, want starting and no exit code", st.State, st.ExitCode)
 	}
+	// A job that waits for a node says so at spawn; one pending on its way to a node does not.
+	if st := jobs["pend"].status(); !waitsForNode(st) {
+		t.Errorf("pend: %s (%s) does not wait for a node", st.State, st.Reason)
+	}
+	tk.Status.State, tk.Status.Err = "pending", ""
+	if st := r.status(); waitsForNode(st) {
+		t.Errorf("a task pending without a reason: %s (%s) waits for a node", st.State, st.Reason)
+	}
 	if id := jobs["stopped"].task.ID; id == "replacement" {
 		t.Error("the replacement that never ran was taken for the job's task")
 	}

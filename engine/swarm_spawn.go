@@ -39,10 +39,22 @@ func (s *Swarm) spawn(ctx context.Context, c *call, call *hosts.Call) error {
 		}
 	}
 	if _, err := s.docker(ctx, nil, s.serviceCreate(j, secret)...); err != nil {
+		if ctx.Err() != nil { // cut short: the service may have been made all the same
+			s.docker(context.WithoutCancel(ctx), nil, "service", "rm", j.Name)
+		}
 		s.removeSecrets(context.WithoutCancel(ctx), j.Name)
 		return err
 	}
-	return s.awaitStart(ctx, j.Name, call)
+	err = s.awaitStart(ctx, j.Name, call)
+	if err != nil && ctx.Err() != nil {
+		// Interrupted before its agent started (a job that waits for a node may wait for
+		// ever): a job left queued would start later, followed by nobody.
+		clean := context.WithoutCancel(ctx)
+		s.docker(clean, nil, "service", "rm", j.Name)
+		s.removeSecrets(clean, j.Name)
+		say(call, fmt.Sprintf("spawn %s on the swarm: interrupted before it started; removed it", j.Name))
+	}
+	return err
 }
 
 // serviceCreate is the docker service create command line of job j, whose prompt is in
@@ -111,7 +123,7 @@ func (s *Swarm) awaitStart(ctx context.Context, name string, call *hosts.Call) e
 	}}
 	said := ""
 	st, err := fl.run(ctx, func(st Status) {
-		if st.State == "starting" && st.SwarmState == "pending" && st.Reason != said {
+		if waitsForNode(st) && st.Reason != said {
 			said = st.Reason
 			say(call, fmt.Sprintf("%s waits on the swarm: %s", name, st.Reason))
 		}
@@ -141,6 +153,13 @@ func (s *Swarm) awaitStart(ctx context.Context, name string, call *hosts.Call) e
 		return exitCode(*st.ExitCode)
 	}
 	return exitCode(1)
+}
+
+// waitsForNode reports whether a starting job waits for a node, as the swarm says why ("no
+// suitable node (insufficient resources on 2 nodes)"). A task is pending without a reason for
+// a moment on its way to a node: that is no wait to report at every spawn.
+func waitsForNode(st Status) bool {
+	return st.State == "starting" && st.SwarmState == "pending" && st.Reason != "pending"
 }
 
 // SwarmCommands is what spawn --on swarm runs for job j, as shell command lines: a dry run.

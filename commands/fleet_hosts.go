@@ -212,7 +212,7 @@ func (h *hostFleet) act(ctx context.Context, act fleetAction, row *topRow) (stri
 	case "interrupt":
 		return "interrupted " + q, nil
 	}
-	return fmt.Sprintf("stopped %s (%s)", q, cell(gjson.GetBytes(out.Bytes(), "to").String())), nil
+	return stoppedLine(q, cell(gjson.GetBytes(out.Bytes(), "to").String())), nil
 }
 
 // jittered is d within ±20 %: hosts that dropped together do not all come back at once.

@@ -8,6 +8,7 @@ import (
 	"agt/config"
 	"agt/spawn"
 	"agt/state"
+	"agt/stream"
 )
 
 // fleetAction is what a person does to an agent from agt top's keys or agt serve's buttons:
@@ -61,9 +62,19 @@ func (f *localFleet) act(ctx context.Context, act fleetAction, row *topRow) (str
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("stopped %s (%s)", name, st.State), nil
+		return stoppedLine(name, st.State), nil
 	}
 	return "", fmt.Errorf("no action %q: want approve, deny, send, interrupt or stop", act.What)
+}
+
+// stoppedLine is what top and serve say of a stop that ended with the agent in state:
+// "stopped NAME", or "NAME already exited" when it had ended before (as agt stop says it),
+// the state said once.
+func stoppedLine(name, state string) string {
+	if state == "" || state == stream.Stopped {
+		return "stopped " + name
+	}
+	return name + " already " + state
 }
 
 // budgetLeft refuses when the run directory's budget (max_cost_total of the agt.toml where agt

@@ -202,7 +202,11 @@ func (h *hostFleet) act(ctx context.Context, act fleetAction, row *topRow) (stri
 	}
 	switch act.What {
 	case "approve", "deny":
-		return termsafe.Text(h.label() + ": " + said.firstLine()), nil // allowed fix Bash (req-1)
+		text, named := hostLine(termsafe.Text(said.firstLine()), h.label(), []string{name})
+		if !named {
+			text = termsafe.Text(h.label()) + ": " + text
+		}
+		return text, nil // allowed box1:fix Bash (req-1)
 	case "send":
 		how := "sent to"
 		if gjson.GetBytes(out.Bytes(), "queued").Bool() {
@@ -212,7 +216,7 @@ func (h *hostFleet) act(ctx context.Context, act fleetAction, row *topRow) (stri
 	case "interrupt":
 		return "interrupted " + q, nil
 	}
-	return fmt.Sprintf("stopped %s (%s)", q, cell(gjson.GetBytes(out.Bytes(), "to").String())), nil
+	return stoppedLine(q, cell(gjson.GetBytes(out.Bytes(), "to").String())), nil
 }
 
 // jittered is d within ±20 %: hosts that dropped together do not all come back at once.

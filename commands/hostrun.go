@@ -55,7 +55,7 @@ func runEach(ctx context.Context, errw io.Writer, groups []placeNames, jsonOut b
 			} else {
 				cl.Stdout = &raw
 			}
-			cl.Stderr = &hostDiagnostics{w: errw, host: g.place.Name(), mu: &mu}
+			cl.Stderr = &hostDiagnostics{w: errw, host: g.place.Name(), mu: &mu, names: g.names}
 			o.err = g.place.Run(ctx, cl)
 			lw.Close()
 			o.raw = raw.Bytes()
@@ -211,6 +211,9 @@ type hostDiagnostics struct {
 	host string
 	mu   *sync.Mutex
 	buf  []byte
+	// names are the agents the command was about: what it says of one of them names it
+	// HOST:NAME ("allowed box1:fix Bash"), not after the host's name.
+	names []string
 }
 
 func (h *hostDiagnostics) Write(p []byte) (int, error) {
@@ -230,8 +233,10 @@ func (h *hostDiagnostics) Write(p []byte) (int, error) {
 		}
 		if rest, ok := strings.CutPrefix(line, "agt: "); ok {
 			PrintError(h.w, h.host+": "+hostHint(rest, h.host))
+		} else if text, named := hostLine(line, h.host, h.names); named {
+			fmt.Fprintln(h.w, text) // what the command says of its agent: "allowed box1:x Bash"
 		} else {
-			fmt.Fprintf(h.w, "%s: %s\n", h.host, line) // what the command says of itself: "allowed x Bash"
+			fmt.Fprintf(h.w, "%s: %s\n", h.host, line)
 		}
 		if h.mu != nil {
 			h.mu.Unlock()

@@ -171,8 +171,8 @@ func runVerb(c *cli.Context, plan *hostPlan, v hostVerb) error {
 		return &hosts.Call{Args: joinArgs(c, flags, mode, plan.groups[i].names, rest), Stream: v.stream}
 	})
 	if human {
-		for _, o := range outs {
-			printPrefixed(out, o.place.Name(), o.raw, len(outs) > 1)
+		for i, o := range outs {
+			printPrefixed(out, o.place.Name(), o.raw, plan.groups[i].names, len(outs) > 1)
 		}
 		return hostExit(c, outs)
 	}
@@ -207,15 +207,17 @@ func againTimeout(c *cli.Context) (time.Duration, bool) {
 	return 0, false
 }
 
-// printPrefixed writes a place's lines for people, each after the host's name when several
-// places answer. What a host prints is escaped: its agents' words never command the terminal.
-func printPrefixed(out *output, host string, raw []byte, prefix bool) {
+// printPrefixed writes a place's lines for people: the agent it names (one of names) as
+// HOST:NAME, with one host as with several; a line that names none after the host's name when
+// several places answer. What a host prints is escaped: its agents' words never command the
+// terminal.
+func printPrefixed(out *output, host string, raw []byte, names []string, prefix bool) {
 	for _, line := range strings.SplitAfter(string(raw), "\n") {
 		if line == "" {
 			continue
 		}
-		text := termsafe.Text(strings.TrimSuffix(line, "\n"))
-		if prefix {
+		text, named := hostLine(termsafe.Text(strings.TrimSuffix(line, "\n")), host, names)
+		if prefix && !named {
 			text = host + ": " + text
 		}
 		fmt.Fprintln(out.w, text)

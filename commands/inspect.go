@@ -178,7 +178,7 @@ func (r *inspectResult) print(out *output) error {
 	if r.PID > 0 {
 		row("pid", "%d (supervisor %d)", r.PID, r.SupervisorPID)
 	}
-	row("argv", "%s", strings.Join(r.Argv, " "))
+	row("argv", "%s", shellWords(r.Argv))
 	row("dir", "%s", tildePath(r.Cwd, home))
 	if where := workspaceLine(gjson.ParseBytes(r.Workspace)); where != "" {
 		row("workspace", "%s", tildePath(where, home))

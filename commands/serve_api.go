@@ -309,6 +309,10 @@ func (s *server) rowOf(w http.ResponseWriter, r *request) (topRow, bool) {
 		host, name := splitKey(key)
 		switch {
 		case host == "" || host == hosts.Local:
+			if on := s.hub.hostsWith(name); len(on) > 0 {
+				httpError(w, http.StatusNotFound, elsewhere(name, on))
+				return row, false
+			}
 			if s.hub.fleet.local == nil {
 				httpError(w, http.StatusNotFound, fmt.Sprintf("no agent %q: this agt serve shows the agents of --host, not this machine's", name))
 				return row, false
@@ -321,6 +325,15 @@ func (s *server) rowOf(w http.ResponseWriter, r *request) (topRow, bool) {
 		}
 	}
 	return row, ok
+}
+
+// elsewhere is the error for a NAME that is not this machine's but runs on the hosts on: it
+// names the HOST:NAME to ask for, as the CLI's hint does.
+func elsewhere(name string, on []string) string {
+	if len(on) == 1 {
+		return fmt.Sprintf("no agent %q on this machine: it runs on %s; ask for %s:%s", name, on[0], on[0], name)
+	}
+	return fmt.Sprintf("no agent %q on this machine: %s each run one; say which, as in %s:%s", name, strings.Join(on, ", "), on[0], name)
 }
 
 func (s *server) agent(w http.ResponseWriter, r *request) {

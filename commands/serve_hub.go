@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"sort"
 	"sync"
 
 	"agt/hosts"
@@ -141,6 +142,21 @@ func (h *serveHub) row(key string) (topRow, bool) {
 	}
 	r, ok := h.rows[key]
 	return r, ok && r.Name != ""
+}
+
+// hostsWith lists, sorted, the hosts (not this machine) that have an agent called name: where
+// a bare NAME that is not here may be.
+func (h *serveHub) hostsWith(name string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var found []string
+	for _, r := range h.rows {
+		if r.Name == name && r.Host != "" && r.Host != hosts.Local {
+			found = append(found, r.Host)
+		}
+	}
+	sort.Strings(found)
+	return found
 }
 
 // subscribe starts a fleet stream; cancel ends it.

@@ -476,7 +476,7 @@ func printSpawned(out *output, line []byte) error {
 		argv = append(argv, a.String())
 	}
 	_, err := fmt.Fprintln(out.w, termsafe.Line(fmt.Sprintf("started %s (pid %d): %s",
-		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), strings.Join(argv, " "))))
+		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), shellWords(argv))))
 	if where := workspaceLine(gjson.GetBytes(line, "workspace")); err == nil && where != "" {
 		_, err = fmt.Fprintf(out.w, "  works in %s\n", termsafe.Line(where))
 	}

@@ -169,7 +169,7 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 	case stream.TypeSpawned:
 		what := ev.Kind
 		if ev.Kind == "exec" || ev.Kind == "" {
-			what = strings.Join(ev.Argv, " ")
+			what = shellWords(ev.Argv) // each already escaped (safeEvent)
 		}
 		where := termsafe.Line(workspaceLine(gjson.GetBytes(line, "workspace")))
 		if where == "" {

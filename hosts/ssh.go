@@ -250,10 +250,14 @@ func (s *SSH) master(ctx context.Context) (sock string, fresh bool, err error) {
 	}
 	os.Remove(sock)
 	os.Remove(s.file(".info"))
-	errFile, err := os.OpenFile(s.file(".err"), os.O_CREATE|os.O_TRUNC|os.O_WRONLY|unix.O_NOFOLLOW|os.O_APPEND, 0o600)
+	// What ssh says while it connects is read back from errFile when it fails. Its name goes
+	// at once (this agt holds the lock, so no other uses it): nothing is left in the control
+	// directory for each destination ever tried, however this ends.
+	errFile, err := os.OpenFile(s.file(".err"), os.O_CREATE|os.O_TRUNC|os.O_RDWR|unix.O_NOFOLLOW|os.O_APPEND, 0o600)
 	if err != nil {
 		return "", false, err
 	}
+	os.Remove(errFile.Name())
 	defer errFile.Close()
 	// -f: ssh goes to the background once the link is up, and keeps it for ControlPersist.
 	// It is a session of its own, so that no Ctrl-C of the terminal reaches it.
@@ -270,8 +274,7 @@ func (s *SSH) master(ctx context.Context) (sock string, fresh bool, err error) {
 		if ctx.Err() != nil {
 			return "", false, ctx.Err()
 		}
-		b, _ := os.ReadFile(s.file(".err"))
-		l := &lastLines{buf: b}
+		l := &lastLines{buf: tailOf(errFile, 64<<10)}
 		reason := l.last()
 		if reason == "" {
 			reason = "ssh " + err.Error()
@@ -288,6 +291,18 @@ func (s *SSH) master(ctx context.Context) (sock string, fresh bool, err error) {
 		}
 	}
 	return sock, true, nil
+}
+
+// tailOf reads the last n bytes of f.
+func tailOf(f *os.File, n int64) []byte {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	off := max(fi.Size()-n, 0)
+	b := make([]byte, fi.Size()-off)
+	read, _ := f.ReadAt(b, off)
+	return b[:read]
 }
 
 // answers reports whether a master listens on sock.

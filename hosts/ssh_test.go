@@ -1,8 +1,10 @@
 package hosts
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,35 @@ func TestControlDir(t *testing.T) {
 	os.MkdirAll(filepath.Join(open, "ssh"), 0o755)
 	if _, err := ControlDir(open); err == nil || !strings.Contains(err.Error(), "yours alone") {
 		t.Errorf("a 0755 directory: %v", err)
+	}
+}
+
+// TestMasterLeavesNoErr: what ssh says while it fails to connect comes back as the reason, and
+// the file that caught it is not left in the control directory (one per destination ever
+// tried, typos included); the lock stays, since removing it would race another agt.
+func TestMasterLeavesNoErr(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\necho 'ssh: Could not resolve hostname typo: Name or service not known' >&2\nexit 255\n"
+	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	control := t.TempDir()
+	s := &SSH{Host: "typo", Dest: "typo", Control: control}
+	_, _, err := s.master(t.Context())
+	var u *Unreachable
+	if !errors.As(err, &u) || u.Reason != "ssh: Could not resolve hostname typo: Name or service not known" {
+		t.Fatalf("master: %v", err)
+	}
+	entries, err := os.ReadDir(control)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{s.key() + ".lock"}; !slices.Equal(names, want) {
+		t.Errorf("left in the control directory: %v, want %v", names, want)
 	}
 }

@@ -5,6 +5,7 @@
 // Invariants:
 //   - A new workspace is never inside the working copy it is made from (jj would snapshot it,
 //     git would list it as untracked): by default it is <repo>-agt/NAME, next to the repository.
+//   - A workspace root goes with its last workspace only when agt made it (rootMark).
 //   - The user's own working copy is never moved: a jj workspace gets a new working-copy
 //     commit on top of its base, a git worktree a new branch.
 //   - Make leaves nothing behind when it fails, Ctrl-C included: what it made (directories,
@@ -253,7 +254,7 @@ func remove(ctx context.Context, ws *Workspace, force, dry bool) (removed []stri
 		return nil, fmt.Errorf("remove workspace: unknown type %q", ws.Type)
 	}
 	if err == nil && !dry {
-		removeDefaultRoot(ws)
+		removeRoot(ws)
 	}
 	return removed, err
 }
@@ -306,20 +307,46 @@ func place(repo string, opts Options, u *undo) (string, error) {
 		return "", &ExistsError{Msg: fmt.Sprintf("workspace directory %s already exists", path), Path: path, Repo: repo}
 	}
 	made, err := mkdirAll(root)
-	for i := len(made) - 1; i >= 0; i-- {
-		d := made[i]
+	for _, d := range made { // undo runs last-in first-out: the innermost goes first
 		u.push(func(context.Context) { os.Remove(d) })
 	}
 	if err != nil {
 		return "", fmt.Errorf("create workspace root: %w", err)
 	}
+	if opts.Root != "" && len(made) > 0 && made[len(made)-1] == filepath.Clean(root) {
+		mark := filepath.Join(root, rootMark)
+		if err := os.WriteFile(mark, []byte(rootMarkText), 0o644); err != nil {
+			return "", fmt.Errorf("create workspace root: %w", err)
+		}
+		u.push(func(context.Context) { os.Remove(mark) })
+	}
 	return path, nil
 }
 
-// removeDefaultRoot removes <repo>-agt once its last workspace is gone.
-func removeDefaultRoot(ws *Workspace) {
-	if parent := filepath.Dir(ws.Path); ws.Repo != "" && parent == ws.Repo+"-agt" {
+// rootMark is the file that agt leaves in a configured workspace root ([workspace] root) that
+// it made itself. A root is removed with its last workspace only when agt made it: the default
+// <repo>-agt is agt's by its name; any other root only when it holds this mark, so a directory
+// the user made beforehand (which has none) stays, empty or not.
+const (
+	rootMark     = ".agt-root"
+	rootMarkText = "agt made this directory for its workspaces; it goes with the last of them\n"
+)
+
+// removeRoot removes the workspace root of ws once its last workspace is gone, when agt made
+// it: <repo>-agt, or a configured root that holds nothing but rootMark.
+func removeRoot(ws *Workspace) {
+	parent := filepath.Dir(ws.Path)
+	if ws.Repo != "" && parent == ws.Repo+"-agt" {
 		os.Remove(parent) // fails, as it should, while it holds anything
+		return
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil || len(entries) != 1 || entries[0].Name() != rootMark || !entries[0].Type().IsRegular() {
+		return
+	}
+	mark := filepath.Join(parent, rootMark)
+	if os.Remove(mark) == nil && os.Remove(parent) != nil {
+		os.WriteFile(mark, []byte(rootMarkText), 0o644) // a workspace came meanwhile: still agt's
 	}
 }
 

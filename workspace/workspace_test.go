@@ -188,13 +188,65 @@ func TestMakeGitBaseAndOptions(t *testing.T) {
 		t.Errorf("README in the worktree: %q", b)
 	}
 	Discard(ws)
-	if exists(ws.Path) || !exists(root) {
-		t.Errorf("after Discard: %s there: %v; configured root there: %v", ws.Path, exists(ws.Path), exists(root))
+	if exists(ws.Path) || exists(root) {
+		t.Errorf("after Discard: %s there: %v; the root agt made there: %v", ws.Path, exists(ws.Path), exists(root))
 	}
 	if _, err := Make(context.Background(), Options{Mode: Git, Dir: repo, Name: "bad", Base: "no-such-rev"}); err == nil || !strings.Contains(err.Error(), `base "no-such-rev" is not a commit`) {
 		t.Errorf("bad base: %v", err)
 	}
 	assertNothingLeft(t, repo, "bad")
+}
+
+// A configured root goes with its last workspace when agt made it, and only then: a root the
+// user made beforehand stays, and so does one that holds anything else.
+func TestRemoveConfiguredRoot(t *testing.T) {
+	ctx := context.Background()
+	repo := gitRepo(t)
+	make2 := func(root string) (*Workspace, *Workspace) {
+		t.Helper()
+		var ws [2]*Workspace
+		for i, name := range []string{"a", "b"} {
+			w, err := Make(ctx, Options{Mode: Git, Dir: repo, Name: name, Root: root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws[i] = w
+		}
+		return ws[0], ws[1]
+	}
+
+	// agt made it: it stays while a workspace is left, and goes with the last.
+	a, b := make2("../made")
+	made := filepath.Join(filepath.Dir(repo), "made")
+	if _, err := Remove(ctx, a, false); err != nil || !exists(b.Path) || !exists(made) {
+		t.Fatalf("after removing a: %v; b there: %v; root there: %v", err, exists(b.Path), exists(made))
+	}
+	if _, err := Remove(ctx, b, false); err != nil || exists(made) {
+		t.Fatalf("after removing the last: %v; root there: %v", err, exists(made))
+	}
+
+	// The user made it: it stays, empty.
+	mine := filepath.Join(filepath.Dir(repo), "mine")
+	if err := os.Mkdir(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, b = make2(mine)
+	Discard(a)
+	Discard(b)
+	if entries, err := os.ReadDir(mine); err != nil || len(entries) != 0 {
+		t.Fatalf("the user's root: %v, holding %v", err, entries)
+	}
+
+	// agt made it, and something else came to live there: it stays, with it.
+	a, _ = make2("../shared")
+	shared := filepath.Join(filepath.Dir(repo), "shared")
+	os.RemoveAll(filepath.Join(shared, "b"))
+	run(t, repo, "git", "worktree", "prune")
+	writeFile(t, filepath.Join(shared, "notes"), "mine\n")
+	Discard(a)
+	if !exists(filepath.Join(shared, "notes")) {
+		t.Fatal("removed a root that holds the user's file")
+	}
 }
 
 func TestMakeGitRefusesInsideRepo(t *testing.T) {

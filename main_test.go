@@ -159,6 +159,14 @@ func TestScripts(t *testing.T) {
 			env.Setenv("AGT_RESTART", "never")
 			// No user config from the machine running the tests.
 			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			// $WORK is too deep for a socket's path, so agt puts its ssh master sockets in
+			// $XDG_RUNTIME_DIR: one of the script's own, gone with it.
+			runtime, err := os.MkdirTemp("", "agt-xdg-")
+			if err != nil {
+				return err
+			}
+			env.Defer(func() { os.RemoveAll(runtime) })
+			env.Setenv("XDG_RUNTIME_DIR", runtime)
 			// The race detector sleeps a second at every exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			if err := setupSwarmScript(env); err != nil {

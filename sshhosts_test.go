@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
-
-	"agt/hosts"
 )
 
 // The SSH hosts of the host_* scripts: two sshd's, each in a network namespace of its own
@@ -273,13 +271,6 @@ func setupHostScript(env *testscript.Env, marker string) error {
 		return nil // [!hosts] skips the script
 	}
 	work := env.WorkDir
-	// A run directory as deep as a script's puts agt's master sockets outside $WORK (a socket
-	// path is short): take them away with the script.
-	env.Defer(func() {
-		if dir, err := hosts.ControlDir(env.Getenv("AGT_RUN_DIR")); err == nil && !strings.HasPrefix(dir, work+"/") {
-			os.RemoveAll(dir)
-		}
-	})
 	var cfg strings.Builder
 	for _, th := range h.hosts {
 		fmt.Fprintf(&cfg, "Host %s\n  HostName %s\n  HostKeyAlias %s\n", th.name, th.addr, th.name)

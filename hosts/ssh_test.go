@@ -31,7 +31,9 @@ func TestControlDir(t *testing.T) {
 	if again, _ := ControlDir(deep); again != dir {
 		t.Errorf("a second call gave %s, not %s", again, dir)
 	}
-	if other, _ := ControlDir(deep + "x"); other == dir {
+	other, _ := ControlDir(deep + "x")
+	defer os.RemoveAll(other)
+	if other == dir {
 		t.Errorf("two run directories share %s", dir)
 	}
 	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {

@@ -96,7 +96,11 @@ func (p scriptsInParallel) Run() int {
 	if !given {
 		flag.Set("test.parallel", strconv.Itoa(2*runtime.GOMAXPROCS(0)))
 	}
-	return p.m.Run()
+	code := p.m.Run()
+	if plainDir != "" {
+		os.RemoveAll(plainDir)
+	}
+	return code
 }
 
 // scriptCmds are the commands of the scripts beside exec: docs/development.md says what each

@@ -213,12 +213,13 @@ func cmdNoZombies(ts *testscript.TestScript, neg bool, args []string) {
 
 // plainAgt is agt built without the race detector, once per test process: a script that runs
 // hundreds of supervisors needs their real size (a supervisor of the race-instrumented test
-// binary takes ten times the memory).
+// binary takes ten times the memory). It is built in plainDir, which TestMain removes.
 var plainAgt = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "agt-plain-")
 	if err != nil {
 		return "", err
 	}
+	plainDir = dir
 	bin := filepath.Join(dir, "agt")
 	cmd := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -227,6 +228,8 @@ var plainAgt = sync.OnceValues(func() (string, error) {
 	}
 	return bin, nil
 })
+
+var plainDir string
 
 // plainagt VAR: build agt without the race detector (once) and set VAR to its path.
 func cmdPlainAgt(ts *testscript.TestScript, neg bool, args []string) {

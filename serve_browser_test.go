@@ -181,6 +181,7 @@ func browser(t *testing.T, chrome, marker string) context.Context {
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true), chromedp.Env(marker),
+		chromedp.Env("TMPDIR=" + t.TempDir()), // its singleton socket's directory, gone with the test
 		chromedp.WindowSize(390, 844),
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -8,13 +8,18 @@ import "strings"
 // qualified reports that one was there. A name counts where it stands as a word: after the
 // line's start, a space or "(", before its end, a space or one of ":,;)". A pattern (fix-*)
 // names no agent.
+//
+// Only the line's first two words are looked at: agt names the agent there ("stopped s3",
+// "s3 failed", "name  s3"). Further on are the agent's own words (inspect's argv, a reason),
+// which are shown as they are, never rewritten ("argv  claude -p fix" stays).
 func hostLine(line, host string, names []string) (text string, qualified bool) {
 	at := -1
+	head := line[:headEnd(line)]
 	for _, n := range names {
 		if n == "" || strings.ContainsAny(n, "*?[") {
 			continue
 		}
-		if i := wordIndex(line, n); i >= 0 && (at < 0 || i < at) {
+		if i := wordIndex(head, n); i >= 0 && (at < 0 || i < at) {
 			at = i
 		}
 	}
@@ -39,4 +44,18 @@ func wordIndex(s, word string) int {
 		from = i + 1
 	}
 	return -1
+}
+
+// headEnd is where the line's first two words (separated by spaces) end.
+func headEnd(line string) int {
+	i := 0
+	for w := 0; w < 2; w++ {
+		for i < len(line) && line[i] == ' ' {
+			i++
+		}
+		for i < len(line) && line[i] != ' ' {
+			i++
+		}
+	}
+	return i
 }

@@ -18,6 +18,10 @@ func TestHostLine(t *testing.T) {
 		{"stopped fixer", []string{"fix"}, "stopped fixer", false},
 		{"stopped fix-1", []string{"fix-*"}, "stopped fix-1", false},
 		{"kind  claude", nil, "kind  claude", false},
+		{"name      fix", []string{"fix"}, "name      box1:fix", true},
+		// The agent's own words further on stay as they are.
+		{"argv      claude -p fix", []string{"fix"}, "argv      claude -p fix", false},
+		{"state     failed (fix: exit code 1)", []string{"fix"}, "state     failed (fix: exit code 1)", false},
 	} {
 		got, named := hostLine(tc.line, "box1", tc.names)
 		if got != tc.want || named != tc.named {

@@ -287,7 +287,7 @@ func (r *psRow) why(now time.Time) string {
 		if r.Doing != "" {
 			s += " during " + r.Doing
 		}
-	case r.Error != "" && !strings.Contains(r.Reason, r.Error) && (r.State == stream.Failed || r.State == stream.Restarting):
+	case r.Error != "" && wordIndex(r.Reason, r.Error) < 0 && (r.State == stream.Failed || r.State == stream.Restarting):
 		if s != "" {
 			s += ": "
 		}

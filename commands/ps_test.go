@@ -7,9 +7,11 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"agt/spawn"
 	"agt/state"
+	"agt/stream"
 )
 
 // TestFastPs checks that the everyday forms of ps print what the CLI library's ps prints,
@@ -115,6 +117,23 @@ func TestFastSuperviseArgs(t *testing.T) {
 	} {
 		if handled, _ := FastSupervise(args); handled {
 			t.Errorf("%q: handled by the fast path", args)
+		}
+	}
+}
+
+// TestWhyErrorOnce: REASON adds a failure's error unless the reason holds it already, as a
+// whole (exit code 1 is not in exit code 12).
+func TestWhyErrorOnce(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct{ reason, err, want string }{
+		{"gave up after 2 restarts (exit code 1)", "exit code 1", "gave up after 2 restarts (exit code 1)"},
+		{"gave up after 2 restarts (exit code 12)", "exit code 1", "gave up after 2 restarts (exit code 12): exit code 1"},
+		{"", "exit code 1", "exit code 1"},
+	} {
+		r := &psRow{Status: &state.Status{}}
+		r.State, r.Reason, r.Error = stream.Failed, tc.reason, tc.err
+		if got := r.why(now); got != tc.want {
+			t.Errorf("why(%q, %q) = %q, want %q", tc.reason, tc.err, got, tc.want)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (r *topRow) what() string {
 		return "? " + waitingLine(r.Waiting)
 	case r.Doing != "":
 		return "▸ " + r.Doing
-	case r.Error != "" && !strings.Contains(r.Reason, r.Error): // "gave up after 2 restarts (exit code 1)" holds it
+	case r.Error != "" && wordIndex(r.Reason, r.Error) < 0: // "gave up after 2 restarts (exit code 1)" holds it
 		return strings.TrimSpace(r.Reason + " " + r.Error)
 	}
 	return r.Reason

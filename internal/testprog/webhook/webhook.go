@@ -43,17 +43,23 @@ func Main() {
 		mu.Lock()
 		fmt.Fprintf(out, "%s\n", b)
 		n++
-		os.WriteFile(fmt.Sprintf("%s.%d", os.Args[2], n), []byte(r.Method+" "+r.Header.Get("Content-Type")+"\n"), 0o600)
+		writeWhole(fmt.Sprintf("%s.%d", os.Args[2], n), r.Method+" "+r.Header.Get("Content-Type")+"\n")
 		mu.Unlock()
 		w.WriteHeader(status)
 	})}
 	url := "http://" + ln.Addr().String() + "/hook"
-	tmp := os.Args[1] + ".tmp"
-	os.WriteFile(tmp, []byte(url), 0o600)
-	os.Rename(tmp, os.Args[1]) // whole, for waitfile
+	writeWhole(os.Args[1], url)
 	go func() {
 		time.Sleep(10 * time.Minute)
 		os.Exit(0)
 	}()
 	srv.Serve(ln)
+}
+
+// writeWhole writes a file under another name and renames it into place: a script that waits
+// for the file (waitfile) never reads it empty or half written.
+func writeWhole(path, text string) {
+	tmp := path + ".tmp"
+	os.WriteFile(tmp, []byte(text), 0o600)
+	os.Rename(tmp, path)
 }

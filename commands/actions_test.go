@@ -15,24 +15,10 @@ func TestActStopSaysStateOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := 0
-	for name, st := range map[string]state.Status{
+	withStatuses(t, d, map[string]state.Status{
 		"looper": {State: "running"}, // its supervisor is gone: the stop settles it, stopped
 		"done":   {State: "exited", ExitCode: &code},
-	} {
-		a, err := d.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := a.Lock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = l.WriteStatus(&st)
-		l.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	f := newLocalFleet(ctx, d)

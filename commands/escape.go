@@ -2,23 +2,10 @@ package commands
 
 import (
 	"io"
-	"strings"
 	"unicode/utf8"
 
-	"agt/hosts"
 	"agt/termsafe"
 )
-
-// shellWords shows argv for people as a POSIX shell would take it back: each argument that
-// needs it quoted (sh -c 'sleep 10; exit 3'), so that where one ends is never in doubt. It
-// is not yet escaped for the terminal: print it through termsafe.
-func shellWords(argv []string) string {
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = hosts.Quote(a)
-	}
-	return strings.Join(q, " ")
-}
 
 // terminalSafe passes what is written to it on to w through termsafe.Text. A character split
 // across two writes waits for its end; Flush writes what is left.

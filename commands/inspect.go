@@ -12,6 +12,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/urfave/cli/v2"
 
+	"agt/hosts"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
@@ -178,7 +179,7 @@ func (r *inspectResult) print(out *output) error {
 	if r.PID > 0 {
 		row("pid", "%d (supervisor %d)", r.PID, r.SupervisorPID)
 	}
-	row("argv", "%s", shellWords(r.Argv))
+	row("argv", "%s", hosts.Words(r.Argv))
 	row("dir", "%s", tildePath(r.Cwd, home))
 	if where := workspaceLine(gjson.ParseBytes(r.Workspace)); where != "" {
 		row("workspace", "%s", tildePath(where, home))

@@ -23,26 +23,11 @@ func TestFastPs(t *testing.T) {
 		t.Fatal(err)
 	}
 	code := 3
-	for name, st := range map[string]state.Status{
+	withStatuses(t, d, map[string]state.Status{
 		"done":  {State: "exited", ExitCode: &code, Dir: "/w"},
 		"gone":  {State: "running", PID: 1, Dir: "/w"}, // no supervisor holds its lock: lost
 		"crash": {State: "failed", Reason: "gave up after 5", Kind: "claude"},
-	} {
-		a, err := d.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st := st
-		l, err := a.Lock() // as its supervisor would, then gone
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = l.WriteStatus(&st)
-		l.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	if _, err := d.Create("fresh"); err != nil { // no status yet
 		t.Fatal(err)
 	}
@@ -134,6 +119,27 @@ func TestWhyErrorOnce(t *testing.T) {
 		r.State, r.Reason, r.Error = stream.Failed, tc.reason, tc.err
 		if got := r.why(now); got != tc.want {
 			t.Errorf("why(%q, %q) = %q, want %q", tc.reason, tc.err, got, tc.want)
+		}
+	}
+}
+
+// withStatuses makes an agent of d for each name, with its status written as its supervisor
+// would write it under its lock, then gone.
+func withStatuses(t *testing.T, d *state.Dir, statuses map[string]state.Status) {
+	t.Helper()
+	for name, st := range statuses {
+		a, err := d.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := a.Lock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = l.WriteStatus(&st)
+		l.Close()
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

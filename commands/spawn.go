@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"agt/config"
+	"agt/hosts"
 	"agt/spawn"
 	"agt/state"
 	"agt/stream"
@@ -476,7 +477,7 @@ func printSpawned(out *output, line []byte) error {
 		argv = append(argv, a.String())
 	}
 	_, err := fmt.Fprintln(out.w, termsafe.Line(fmt.Sprintf("started %s (pid %d): %s",
-		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), shellWords(argv))))
+		gjson.GetBytes(line, "agent").String(), gjson.GetBytes(line, "pid").Int(), hosts.Words(argv))))
 	if where := workspaceLine(gjson.GetBytes(line, "workspace")); err == nil && where != "" {
 		_, err = fmt.Fprintf(out.w, "  works in %s\n", termsafe.Line(where))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 	"golang.org/x/sys/unix"
 
+	"agt/hosts"
 	"agt/stream"
 	"agt/termsafe"
 )
@@ -169,7 +170,7 @@ func (t *transcript) body(ev *stream.Event, line []byte) (style, body string) {
 	case stream.TypeSpawned:
 		what := ev.Kind
 		if ev.Kind == "exec" || ev.Kind == "" {
-			what = shellWords(ev.Argv) // each already escaped (safeEvent)
+			what = hosts.Words(ev.Argv) // each already escaped (safeEvent)
 		}
 		where := termsafe.Line(workspaceLine(gjson.GetBytes(line, "workspace")))
 		if where == "" {
